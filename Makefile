@@ -1,0 +1,54 @@
+# mads-bench developer tasks. Every target creates .venv and installs into it when needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_WORKERS ?= 2
+
+# Nothing may reach the Hub at run time; W&B logs stay local unless the user says otherwise.
+export HF_HUB_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export WANDB_MODE ?= offline
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install models demo test test-slow lint format bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+models: install
+	$(BIN)/mads-bench models setup
+
+demo: install
+	$(BIN)/mads-bench models setup
+	$(BIN)/mads-bench info
+	$(BIN)/mads-bench scenarios generate --domain banking --num 8 --seed 0 --out outputs/demo/scenarios_banking.jsonl
+	$(BIN)/mads-bench scenarios replay --file outputs/demo/scenarios_banking.jsonl --seed 0
+
+test: install
+	$(BIN)/mads-bench models setup minilm tiny-lm
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
+
+test-slow: install
+	$(BIN)/mads-bench models setup
+	$(BIN)/python -m pytest -m slow -q
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: install
+	$(BIN)/mads-bench models setup minilm tiny-lm
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis outputs

@@ -1,0 +1,1 @@
+"""Benchmarks run by `make bench`; each module exposes `run() -> list[dict]`."""

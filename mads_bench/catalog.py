@@ -1,0 +1,211 @@
+"""The domain packs and personas shipped with MADS-Bench, loaded and cross-checked.
+
+A domain pack is a folder ``mads_bench/domains/<name>/`` with:
+
+- ``domain.yaml``  manifest: description, fixed ``today`` date, primary key per table;
+- ``tools.yaml``   the tool specs (:class:`~mads_bench.data_model.ToolSpec`);
+- ``seed.json``    realistic backend state, ``{table: [record, ...]}``;
+- ``handlers.py``  one Python function per tool, ``fn(db, **arguments) -> result``;
+- ``scenarios.yaml`` hand-written scenarios;
+- ``tasks.yaml``   task templates for the seeded scenario generator.
+
+Personas are shared by all domains in ``mads_bench/personas.yaml``. Loading checks
+the cross references (tools, personas, seed tables, gold arguments against the tool
+schemas) and reports problems as :class:`~mads_bench.loading.CatalogError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import jsonschema
+from pydantic import Field
+
+from mads_bench.data_model import Persona, Scenario, StrictModel, ToolSpec
+from mads_bench.database import Database
+from mads_bench.loading import CatalogError, load_model, load_models, read_data_file
+
+DOMAINS_DIR = Path(__file__).parent / "domains"
+PERSONAS_FILE = Path(__file__).parent / "personas.yaml"
+
+
+class DomainManifest(StrictModel):
+    """Contents of ``domain.yaml``."""
+
+    name: str = Field(description="Domain name; equals the folder name.")
+    title: str = Field(description="Human-readable name, e.g. 'Restaurant booking'.")
+    description: str = Field(description="What the assistant does in this domain.")
+    today: date = Field(description="Fixed current date of the backend, for deterministic rules.")
+    keys: dict[str, str] = Field(description="Primary-key field of every seed table.")
+
+
+@dataclass
+class Domain:
+    """A loaded domain pack."""
+
+    manifest: DomainManifest
+    tools: dict[str, ToolSpec]
+    seed: dict[str, list[dict[str, Any]]]
+    handlers: dict[str, Callable[..., Any]]
+    scenarios: list[Scenario]
+    path: Path
+    task_file: Path | None = field(default=None)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    def database(self, patch: dict[str, list[dict[str, Any]]] | None = None) -> Database:
+        """A fresh backend state: the seed, with ``patch`` records merged by primary key."""
+        tables = {t: list(rows) for t, rows in self.seed.items()}
+        for table, records in (patch or {}).items():
+            key = self.manifest.keys[table]
+            patched = {r[key]: r for r in records}
+            kept = [r for r in tables[table] if r[key] not in patched]
+            tables[table] = kept + list(patched.values())
+        return Database(tables, self.manifest.keys, self.manifest.today)
+
+    def tools_for(self, scenario: Scenario) -> list[ToolSpec]:
+        """Tool specs available in a scenario, in the domain's order."""
+        if scenario.tools == "all":
+            return list(self.tools.values())
+        return [self.tools[name] for name in scenario.tools]
+
+
+def domain_names() -> list[str]:
+    """Names of the shipped domain packs (including the test-only ``mock``)."""
+    return sorted(p.name for p in DOMAINS_DIR.iterdir() if (p / "domain.yaml").is_file())
+
+
+@cache
+def load_personas(path: Path = PERSONAS_FILE) -> dict[str, Persona]:
+    """All personas by id; ids must be unique."""
+    personas: dict[str, Persona] = {}
+    for index, persona in enumerate(load_models(path, Persona)):
+        if persona.id in personas:
+            raise CatalogError(path, f"[{index}].id", f"duplicate persona id {persona.id!r}")
+        personas[persona.id] = persona
+    return personas
+
+
+@cache
+def load_domain(name: str) -> Domain:
+    """Load and cross-check one domain pack by name."""
+    path = DOMAINS_DIR / name
+    if not (path / "domain.yaml").is_file():
+        raise CatalogError(path, "", f"unknown domain {name!r}; known: {domain_names()}")
+    manifest = load_model(path / "domain.yaml", DomainManifest)
+    if manifest.name != name:
+        raise CatalogError(path / "domain.yaml", "name", f"must equal folder name {name!r}")
+    tools = _load_tools(path / "tools.yaml")
+    seed = _load_seed(path / "seed.json", manifest)
+    handlers = _load_handlers(name, path / "handlers.py", tools)
+    scenarios = load_models(path / "scenarios.yaml", Scenario)
+    task_file = path / "tasks.yaml"
+    domain = Domain(
+        manifest, tools, seed, handlers, [], path, task_file if task_file.is_file() else None
+    )
+    for index, scenario in enumerate(scenarios):
+        check_scenario(domain, scenario, path / "scenarios.yaml", f"[{index}]")
+    domain.scenarios = scenarios
+    return domain
+
+
+def load_all_scenarios(include_mock: bool = False) -> list[Scenario]:
+    """Every hand-written scenario of every domain."""
+    return [
+        s
+        for name in domain_names()
+        if include_mock or name != "mock"
+        for s in load_domain(name).scenarios
+    ]
+
+
+def check_scenario(domain: Domain, scenario: Scenario, path: Path, where: str = "") -> None:
+    """Cross-check a scenario against its domain and the personas; raise CatalogError."""
+
+    def fail(field_name: str, reason: str) -> None:
+        raise CatalogError(path, f"{where}.{field_name}" if where else field_name, reason)
+
+    if scenario.domain != domain.name:
+        fail("domain", f"scenario is in the {domain.name!r} pack")
+    if scenario.persona not in load_personas():
+        fail("persona", f"unknown persona {scenario.persona!r}")
+    available = set(domain.tools) if scenario.tools == "all" else set(scenario.tools)
+    for i, tool in enumerate([] if scenario.tools == "all" else scenario.tools):
+        if tool not in domain.tools:
+            fail(f"tools[{i}]", f"unknown tool {tool!r}")
+    for table, records in scenario.backend_state.items():
+        if table not in domain.manifest.keys:
+            fail(f"backend_state.{table}", "unknown table")
+        key = domain.manifest.keys[table]
+        for i, record in enumerate(records):
+            if key not in record:
+                fail(f"backend_state.{table}[{i}]", f"record without primary key {key!r}")
+    for i, step in enumerate(scenario.gold_workflow):
+        if step.name not in available:
+            fail(f"gold_workflow[{i}].name", f"tool {step.name!r} is not available")
+        error = _argument_error(domain.tools[step.name], step.arguments)
+        if error:
+            fail(f"gold_workflow[{i}].arguments", error)
+    for i, behavior in enumerate(scenario.behaviors):
+        tool = getattr(behavior, "tool", None)
+        if tool is not None and tool not in available:
+            fail(f"behaviors[{i}].tool", f"tool {tool!r} is not available")
+        if behavior.kind == "empty_results" and tool and domain.tools[tool].kind != "read":
+            fail(f"behaviors[{i}].tool", "empty_results applies to read tools only")
+
+
+def _argument_error(tool: ToolSpec, arguments: dict[str, Any]) -> str | None:
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(tool.parameters).iter_errors(arguments)
+    )
+    return None if error is None else f"invalid for {tool.name}: {error.message}"
+
+
+def _load_tools(path: Path) -> dict[str, ToolSpec]:
+    tools: dict[str, ToolSpec] = {}
+    for index, tool in enumerate(load_models(path, ToolSpec)):
+        if tool.name in tools:
+            raise CatalogError(path, f"[{index}].name", f"duplicate tool {tool.name!r}")
+        tools[tool.name] = tool
+    return tools
+
+
+def _load_seed(path: Path, manifest: DomainManifest) -> dict[str, list[dict[str, Any]]]:
+    seed = read_data_file(path)
+    if not isinstance(seed, dict):
+        raise CatalogError(path, "", "expected {table: [record, ...]}")
+    for table, records in seed.items():
+        if table not in manifest.keys:
+            raise CatalogError(path, table, "table has no primary key in domain.yaml")
+        key = manifest.keys[table]
+        seen = set()
+        for i, record in enumerate(records):
+            if not isinstance(record, dict) or key not in record:
+                raise CatalogError(path, f"{table}[{i}]", f"record without primary key {key!r}")
+            if record[key] in seen:
+                raise CatalogError(path, f"{table}[{i}].{key}", f"duplicate key {record[key]!r}")
+            seen.add(record[key])
+    missing = set(manifest.keys) - set(seed)
+    if missing:
+        raise CatalogError(path, "", f"tables missing from seed data: {sorted(missing)}")
+    return seed
+
+
+def _load_handlers(name: str, path: Path, tools: dict[str, ToolSpec]) -> dict[str, Callable]:
+    module: ModuleType = importlib.import_module(f"mads_bench.domains.{name}.handlers")
+    handlers = {}
+    for tool in tools:
+        fn = getattr(module, tool, None)
+        if not callable(fn):
+            raise CatalogError(path, tool, "no handler function for this tool")
+        handlers[tool] = fn
+    return handlers

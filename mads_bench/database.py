@@ -1,0 +1,143 @@
+"""The in-memory backend state that domain tool handlers read and write.
+
+A domain's seed data is a set of tables (lists of JSON records), each with a
+primary-key field named in the domain manifest. Handlers receive a
+:class:`Database` and raise :class:`ToolError` subclasses for anything a real API
+would refuse; the tool backend turns those into structured error results.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import date
+from typing import Any
+
+
+class ToolError(Exception):
+    """A refusal a real API would return; becomes ``{"code", "message", ...}``."""
+
+    code = "tool_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_content(self) -> dict[str, Any]:
+        """The error object put in the tool result."""
+        return {"code": self.code, "message": self.message, **self.details}
+
+
+class NotFound(ToolError):
+    """No record with the given key or filters."""
+
+    code = "not_found"
+
+
+class InvalidRequest(ToolError):
+    """Arguments are well-typed but make no sense for this record (e.g. wrong PIN)."""
+
+    code = "invalid_request"
+
+
+class InvalidState(ToolError):
+    """The record is in a state that does not allow the operation."""
+
+    code = "invalid_state"
+
+
+class PolicyViolation(ToolError):
+    """A business rule refuses the operation (e.g. refund window expired)."""
+
+    code = "policy_violation"
+
+
+class Database:
+    """Tables of records keyed by a primary-key field; all reads return copies.
+
+    Args:
+        tables: ``{table: [record, ...]}``; deep-copied, the caller's data never changes.
+        keys: ``{table: primary_key_field}``.
+        today: the fixed "current date" of the domain, so policies are deterministic.
+
+    Example:
+        >>> db = Database({"orders": [{"order_id": "A1", "status": "placed"}]},
+        ...               {"orders": "order_id"}, date(2026, 3, 16))
+        >>> db.update("orders", "A1", status="cancelled")["status"]
+        'cancelled'
+        >>> db.get("orders", "A1")["status"]
+        'cancelled'
+    """
+
+    def __init__(
+        self, tables: dict[str, list[dict[str, Any]]], keys: dict[str, str], today: date
+    ) -> None:
+        self.keys = dict(keys)
+        self.today = today
+        self._tables: dict[str, dict[Any, dict[str, Any]]] = {}
+        for table, records in tables.items():
+            key = self.keys[table]
+            self._tables[table] = {r[key]: copy.deepcopy(r) for r in records}
+
+    def _table(self, table: str) -> dict[Any, dict[str, Any]]:
+        if table not in self._tables:
+            raise KeyError(f"unknown table {table!r}")
+        return self._tables[table]
+
+    def get(self, table: str, key: Any) -> dict[str, Any]:
+        """The record with primary key ``key``; raises :class:`NotFound`."""
+        record = self._table(table).get(key)
+        if record is None:
+            noun = table[:-1] if table.endswith("s") else table
+            raise NotFound(f"no {noun.replace('_', ' ')} with {self.keys[table]} {key!r}")
+        return copy.deepcopy(record)
+
+    def find(self, table: str, **filters: Any) -> list[dict[str, Any]]:
+        """Records whose fields equal every filter (``None`` filters are ignored)."""
+        wanted = {k: v for k, v in filters.items() if v is not None}
+        return [
+            copy.deepcopy(r)
+            for r in self._table(table).values()
+            if all(_matches(r.get(k), v) for k, v in wanted.items())
+        ]
+
+    def insert(self, table: str, record: dict[str, Any]) -> dict[str, Any]:
+        """Add a record; its primary key must be new."""
+        key = record[self.keys[table]]
+        rows = self._table(table)
+        if key in rows:
+            raise InvalidState(f"{self.keys[table]} {key!r} already exists")
+        rows[key] = copy.deepcopy(record)
+        return copy.deepcopy(record)
+
+    def update(self, table: str, key: Any, **changes: Any) -> dict[str, Any]:
+        """Change fields of an existing record and return the new version."""
+        rows = self._table(table)
+        if key not in rows:
+            self.get(table, key)  # raises NotFound with the usual message
+        rows[key].update(copy.deepcopy(changes))
+        return copy.deepcopy(rows[key])
+
+    def delete(self, table: str, key: Any) -> dict[str, Any]:
+        """Remove a record and return it."""
+        record = self.get(table, key)
+        del self._tables[table][key]
+        return record
+
+    def next_id(self, table: str, prefix: str, width: int = 4) -> str:
+        """A new deterministic key ``<prefix><n>`` not used in ``table`` yet."""
+        n = len(self._table(table)) + 1
+        while f"{prefix}{n:0{width}d}" in self._tables[table]:
+            n += 1
+        return f"{prefix}{n:0{width}d}"
+
+    def dump(self) -> dict[str, list[dict[str, Any]]]:
+        """The whole state as ``{table: [record, ...]}`` (a copy)."""
+        return {t: [copy.deepcopy(r) for r in rows.values()] for t, rows in self._tables.items()}
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    # Text filters compare case-insensitively, as users rarely match the stored case.
+    if isinstance(value, str) and isinstance(wanted, str):
+        return value.casefold() == wanted.casefold()
+    return value == wanted

@@ -1,0 +1,1 @@
+"""Domain packs: one folder per domain (see mads_bench.catalog)."""

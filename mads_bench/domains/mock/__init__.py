@@ -1,0 +1,1 @@
+"""Tiny deterministic shop used by the test suite."""

@@ -1,0 +1,93 @@
+"""The default tool agent: executes tool calls against a scenario's backend state.
+
+Every call is checked before it runs: the tool must exist and be available in the
+scenario, and the arguments must validate against the tool's JSON Schema. Invalid
+calls get a structured error result (``{"code": "invalid_arguments", ...}``) and never
+raise. Valid calls pass through the seeded :class:`~simulation.adversity.AdversityInjector`,
+then run the domain handler on a private copy of the seed state, so writes persist
+for the rest of the conversation (a cancelled order stays cancelled).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import jsonschema
+
+from mads_bench.catalog import Domain, load_domain
+from mads_bench.data_model import InjectionRecord, Scenario, ToolCall, ToolResult
+from mads_bench.database import ToolError
+from simulation.adversity import AdversityInjector
+
+
+class ToolBackend:
+    """Stateful executor of one scenario's tools.
+
+    Args:
+        scenario: the scenario being simulated.
+        seed: run seed for the adversity wrappers.
+        domain: the loaded domain pack (looked up from ``scenario.domain`` when omitted).
+
+    Example:
+        >>> from mads_bench.catalog import load_domain
+        >>> scenario = load_domain("mock").scenarios[0]
+        >>> backend = ToolBackend(scenario, seed=0)
+        >>> backend.execute(ToolCall(id="c1", name="get_item", arguments={"item_id": "I1"})).ok
+        True
+    """
+
+    def __init__(self, scenario: Scenario, seed: int = 0, domain: Domain | None = None) -> None:
+        self.domain = domain or load_domain(scenario.domain)
+        self.scenario = scenario
+        self.db = self.domain.database(scenario.backend_state)
+        self.tools = {t.name: t for t in self.domain.tools_for(scenario)}
+        self.injector = AdversityInjector(scenario.behaviors, seed)
+        self._calls: Counter[str] = Counter()
+
+    @property
+    def injections(self) -> list[InjectionRecord]:
+        """Adversities applied so far, in order."""
+        return self.injector.records
+
+    def execute(self, call: ToolCall, turn_index: int | None = None) -> ToolResult:
+        """Run one call and return its result; never raises for bad calls."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return self._error(
+                call, "unknown_tool", f"no tool named {call.name!r}", available=sorted(self.tools)
+            )
+        problems = argument_errors(tool.parameters, call.arguments)
+        if problems:
+            return self._error(
+                call, "invalid_arguments", f"invalid arguments for {tool.name}", errors=problems
+            )
+        self._calls[tool.name] += 1
+        injected = self.injector.intercept(tool, self._calls[tool.name], turn_index)
+        if injected is not None:
+            return ToolResult(call_id=call.id, name=tool.name, **injected)
+        try:
+            content = self.domain.handlers[tool.name](self.db, **call.arguments)
+        except ToolError as err:
+            return ToolResult(call_id=call.id, name=tool.name, ok=False, content=err.to_content())
+        return ToolResult(call_id=call.id, name=tool.name, ok=True, content=content)
+
+    def state(self) -> dict[str, list[dict[str, Any]]]:
+        """The current backend state (a copy)."""
+        return self.db.dump()
+
+    @staticmethod
+    def _error(call: ToolCall, code: str, message: str, **details: Any) -> ToolResult:
+        content = {"code": code, "message": message, **details}
+        return ToolResult(call_id=call.id, name=call.name, ok=False, content=content)
+
+
+def argument_errors(schema: dict[str, Any], arguments: Any) -> list[str]:
+    """Human-readable JSON-Schema violations of ``arguments`` (empty when valid)."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    out = []
+    for error in errors:
+        where = ".".join(str(p) for p in error.absolute_path)
+        out.append(f"{where}: {error.message}" if where else error.message)
+    return out

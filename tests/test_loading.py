@@ -1,0 +1,63 @@
+"""Malformed files fail with the file, the field path and the reason."""
+
+import pytest
+
+from mads_bench.data_model import Persona, Scenario, ToolSpec
+from mads_bench.loading import CatalogError, load_models
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_scenario_field_path(tmp_path):
+    # the second scenario misspells a behavior field: path names index, list and field
+    path = write(tmp_path, "s.yaml", """
+- {id: a, domain: mock, objective: o, persona: p, success_criteria: [c], complexity: normal}
+- id: b
+  domain: mock
+  objective: o
+  persona: p
+  hard_constraints: {order_id: O1}
+  success_criteria: [c]
+  complexity: unhappy
+  behaviors:
+    - {kind: partial_information, witheld: [order_id]}
+""")
+    with pytest.raises(CatalogError) as err:
+        load_models(path, Scenario)
+    assert err.value.path == path
+    assert err.value.field.startswith("[1].behaviors[0]")
+    assert str(path) in str(err.value)
+
+
+def test_tool_and_persona_errors(tmp_path):
+    # a tool without a kind
+    path = write(tmp_path, "t.yaml", "- {name: t, description: d, parameters: {type: object}, returns: {}}")
+    with pytest.raises(CatalogError, match=r"\[0\]\.kind: Field required"):
+        load_models(path, ToolSpec)
+    # a persona with a string age
+    path = write(tmp_path, "p.yaml", """
+- {id: x, name: X, age: old, hometown: h, occupation: o, background: b, writing_style: w,
+   sample_messages: [a, b]}
+""")
+    with pytest.raises(CatalogError, match=r"\[0\]\.age"):
+        load_models(path, Persona)
+
+
+def test_syntax_errors_name_the_line(tmp_path):
+    # YAML and JSONL syntax errors carry the line
+    path = write(tmp_path, "bad.yaml", "- id: a\n  objective: [unclosed\n")
+    with pytest.raises(CatalogError, match="line"):
+        load_models(path, Scenario)
+    path = write(tmp_path, "bad.jsonl", '{"id": "a"}\n{"id": \n')
+    with pytest.raises(CatalogError, match="line 2"):
+        load_models(path, Scenario)
+    # not a list at all
+    path = write(tmp_path, "dict.yaml", "id: a\n")
+    with pytest.raises(CatalogError, match="expected a list"):
+        load_models(path, Scenario)
+    with pytest.raises(CatalogError, match="cannot read"):
+        load_models(tmp_path / "missing.yaml", Scenario)
