@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from mads_bench import models
 
@@ -21,7 +22,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "names",
         nargs="*",
         metavar="NAME",
-        help=f"Models to set up (default: all): {', '.join(models.KNOWN_MODELS)}.",
+        help=f"Models to set up (default: all): {', '.join(models.MODEL_SPECS)}.",
     )
     setup.add_argument("--force", action="store_true", help="Rebuild even if present.")
     setup.set_defaults(handler=run_setup)
@@ -31,6 +32,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_setup(args: argparse.Namespace) -> int:
+    unknown = sorted(set(args.names) - set(models.MODEL_SPECS))
+    if unknown:
+        print(f"error: unknown models {unknown}; known: {list(models.MODEL_SPECS)}", file=sys.stderr)
+        return 2
     paths = models.setup_models(args.names or None, force=args.force)
     for name, path in paths.items():
         print(f"{name}: {path}")

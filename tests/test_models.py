@@ -1,0 +1,265 @@
+"""Tests for mads_bench.models: the cache, setup idempotency, the resolver and the loaders."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from mads_bench import models
+from mads_bench.models import (
+    MARKER_FILE,
+    MODEL_SPECS,
+    ModelNotFoundError,
+    ModelSpec,
+    build_tiny_lm,
+    cache_dir,
+    is_installed,
+    list_models,
+    load_causal_lm,
+    load_sentence_encoder,
+    load_tokenizer,
+    resolve_model,
+    setup_models,
+)
+
+CHAT = [{"role": "user", "content": "Where is my order A-1001?"}]
+
+
+@pytest.fixture
+def empty_cache(tmp_path, monkeypatch) -> Path:
+    """An empty model cache for this test only."""
+    monkeypatch.setenv("MADS_BENCH_MODELS", str(tmp_path / "models"))
+    return tmp_path / "models"
+
+
+@pytest.fixture
+def fake_spec(empty_cache, monkeypatch) -> dict:
+    """Register a model `fake` whose build is instant and counted (can be told to fail)."""
+    state = {"builds": 0, "fail": False}
+
+    def build(target: Path, work: Path, progress: bool) -> None:
+        state["builds"] += 1
+        (target / "weights.bin").write_bytes(b"\0" * 1000)
+        if state["fail"]:
+            raise RuntimeError("interrupted")
+
+    spec = ModelSpec("fake", "test model", "nowhere", "fake-org/fake-model", 1, build)
+    monkeypatch.setitem(MODEL_SPECS, "fake", spec)
+    return state
+
+
+# --------------------------------------------------------------------------- cache and setup
+
+
+def test_cache_dir_follows_env_var(tmp_path, monkeypatch):
+    # the env var wins
+    monkeypatch.setenv("MADS_BENCH_MODELS", str(tmp_path / "elsewhere"))
+    assert cache_dir() == tmp_path / "elsewhere"
+    # the default lives in the user's cache, outside the repository
+    monkeypatch.delenv("MADS_BENCH_MODELS")
+    assert cache_dir() == Path.home() / ".cache" / "mads-bench" / "models"
+
+
+def test_setup_of_installed_models_does_no_work(minilm_path, tiny_lm_path):
+    markers = {p: (p / MARKER_FILE).stat().st_mtime_ns for p in (minilm_path, tiny_lm_path)}
+    start = time.perf_counter()
+    paths = setup_models(["minilm", "tiny-lm"], progress=False)
+    # nothing rebuilt: fast, same folders, markers untouched
+    assert time.perf_counter() - start < 0.5
+    assert paths == {"minilm": minilm_path, "tiny-lm": tiny_lm_path}
+    assert all((p / MARKER_FILE).stat().st_mtime_ns == m for p, m in markers.items())
+    marker = json.loads((tiny_lm_path / MARKER_FILE).read_text())
+    assert marker["name"] == "tiny-lm" and marker["recipe"] == MODEL_SPECS["tiny-lm"].recipe
+
+
+def test_setup_redoes_partial_folder_and_cleans_stale_staging(fake_spec, empty_cache):
+    # an interrupted run left a folder without marker and a staging folder
+    (empty_cache / "fake").mkdir(parents=True)
+    (empty_cache / "fake" / "half-written.bin").write_bytes(b"x")
+    (empty_cache / ".tmp-fake-deadbeef").mkdir()
+    assert not is_installed("fake")
+
+    paths = setup_models(["fake"], progress=False)
+    assert paths == {"fake": empty_cache / "fake"}
+    assert sorted(p.name for p in paths["fake"].iterdir()) == [MARKER_FILE, "weights.bin"]
+    assert not list(empty_cache.glob(".tmp-*")) and not list(empty_cache.glob(".work-*"))
+    assert is_installed("fake") and fake_spec["builds"] == 1
+
+    # a second call builds nothing; force rebuilds
+    setup_models(["fake"], progress=False)
+    assert fake_spec["builds"] == 1
+    setup_models(["fake"], force=True, progress=False)
+    assert fake_spec["builds"] == 2 and is_installed("fake")
+
+
+def test_recipe_change_marks_folder_outdated(fake_spec, empty_cache, monkeypatch):
+    setup_models(["fake"], progress=False)
+    newer = ModelSpec(**{**MODEL_SPECS["fake"].__dict__, "recipe": 2})
+    monkeypatch.setitem(MODEL_SPECS, "fake", newer)
+    # a folder from an older recipe counts as missing and is rebuilt
+    assert not is_installed("fake")
+    setup_models(["fake"], progress=False)
+    assert fake_spec["builds"] == 2 and is_installed("fake")
+
+
+def test_failed_build_leaves_no_folder(fake_spec, empty_cache):
+    fake_spec["fail"] = True
+    with pytest.raises(RuntimeError, match="interrupted"):
+        setup_models(["fake"], progress=False)
+    # neither the final folder nor staging/work folders survive
+    assert not (empty_cache / "fake").exists()
+    assert not list(empty_cache.glob(".tmp-*")) and not list(empty_cache.glob(".work-*"))
+
+
+def test_setup_rejects_unknown_name(empty_cache):
+    with pytest.raises(KeyError, match="known: minilm"):
+        setup_models(["no-such-model"], progress=False)
+
+
+def test_list_models(minilm_path, tiny_lm_path):
+    rows = {row["name"]: row for row in list_models()}
+    assert set(rows) == {"minilm", "mpnet", "smollm2-135m", "tiny-lm"}
+    assert rows["minilm"]["installed"] and rows["minilm"]["path"] == str(minilm_path)
+    # all-MiniLM-L6-v2 is ~91 MB; tiny-lm a 13 MB model plus a 3.5 MB tokenizer
+    assert 80 < rows["minilm"]["size_mb"] < 100
+    assert 10 < rows["tiny-lm"]["size_mb"] < 20
+
+
+# --------------------------------------------------------------------------- resolver
+
+
+def test_resolve_known_names_and_local_paths(minilm_path, tiny_lm_path, tmp_path):
+    assert resolve_model("minilm") == str(minilm_path)
+    assert resolve_model("tiny-lm") == str(tiny_lm_path)
+    # an existing path comes back unchanged, relative or not
+    assert resolve_model(str(tmp_path)) == str(tmp_path)
+    assert resolve_model(".") == "."
+
+
+def test_resolve_missing_known_name_says_how_to_fix(empty_cache):
+    with pytest.raises(ModelNotFoundError) as error:
+        resolve_model("tiny-lm")
+    assert isinstance(error.value, FileNotFoundError)
+    assert "mads-bench models setup tiny-lm" in str(error.value)
+    assert str(empty_cache) in str(error.value)
+
+
+def test_resolve_missing_path_and_unknown_hub_id(tmp_path, monkeypatch):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(ModelNotFoundError, match="does not exist"):
+        resolve_model("./no/such/model")
+    with pytest.raises(ModelNotFoundError, match="local Hugging Face cache"):
+        resolve_model("no-such-org/no-such-model")
+    # not a valid Hub id either: still the project's error, not huggingface_hub's
+    with pytest.raises(ModelNotFoundError):
+        resolve_model("bad id with spaces")
+
+
+def test_resolve_hub_id_from_local_hf_cache(tmp_path, monkeypatch):
+    # lay out the HF cache as huggingface_hub writes it
+    repo = tmp_path / "hub" / "models--some-org--some-model"
+    snapshot = repo / "snapshots" / ("a" * 40)
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("a" * 40)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert Path(resolve_model("some-org/some-model")) == snapshot.resolve()
+
+
+def test_resolve_hub_id_falls_back_to_known_stand_in(minilm_path, tmp_path, monkeypatch):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert resolve_model("sentence-transformers/all-MiniLM-L6-v2") == str(minilm_path)
+
+
+def test_resolve_auto_setup_builds_missing_known_model(fake_spec, empty_cache):
+    with pytest.raises(ModelNotFoundError):
+        resolve_model("fake")
+    assert resolve_model("fake", auto_setup=True) == str(empty_cache / "fake")
+    # the Hub id it stands in for resolves to it as well
+    assert resolve_model("fake-org/fake-model") == str(empty_cache / "fake")
+    assert fake_spec["builds"] == 1
+
+
+# --------------------------------------------------------------------------- loaders
+
+
+def test_tiny_lm_generates_with_chat_template(tiny_lm_path):
+    tokenizer = load_tokenizer("tiny-lm")
+    model = load_causal_lm("tiny-lm")
+    # the real SmolLM2 tokenizer and its ChatML template
+    assert len(tokenizer) == 49152 and tokenizer.eos_token == "<|im_end|>"
+    prompt = tokenizer.apply_chat_template(CHAT, tokenize=False, add_generation_prompt=True)
+    assert "<|im_start|>user\nWhere is my order A-1001?<|im_end|>\n" in prompt
+    assert prompt.endswith("<|im_start|>assistant\n")
+    # tiny: 2 layers, hidden 64, tied embeddings, float32
+    assert model.config.num_hidden_layers == 2 and model.config.hidden_size == 64
+    assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
+    assert model.dtype == torch.float32
+    assert sum(p.numel() for p in model.parameters()) < 4_000_000
+
+    inputs = tokenizer.apply_chat_template(
+        CHAT, add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
+    output = model.generate(**inputs, max_new_tokens=5, min_new_tokens=5, do_sample=False)
+    assert output.shape == (1, inputs["input_ids"].shape[1] + 5)
+
+
+def test_tiny_lm_weights_are_reproducible(tiny_lm_path):
+    rebuilt = build_tiny_lm(load_tokenizer("tiny-lm"), seed=0).state_dict()
+    saved = load_causal_lm("tiny-lm").state_dict()
+    assert rebuilt.keys() == saved.keys()
+    assert all(torch.equal(rebuilt[name], saved[name]) for name in saved)
+    # another seed gives other weights
+    other = build_tiny_lm(load_tokenizer("tiny-lm"), seed=1).state_dict()
+    assert not torch.equal(other["model.embed_tokens.weight"], saved["model.embed_tokens.weight"])
+
+
+def test_minilm_encodes_384d_and_is_cached(minilm_path):
+    encoder = load_sentence_encoder()
+    # one object per process, whether named or given by path
+    assert load_sentence_encoder("minilm") is encoder
+    assert load_sentence_encoder(str(minilm_path)) is encoder
+    assert encoder.get_embedding_dimension() == 384
+    cat, kitten, bonds = encoder.encode(
+        ["The cat sleeps on the sofa.", "A kitten naps on the couch.", "Bond yields rose."],
+        normalize_embeddings=True,
+    )
+    assert cat.shape == (384,)
+    assert float(cat @ kitten) > 0.5 > float(cat @ bonds)
+
+
+# --------------------------------------------------------------------------- slow: big models
+
+
+@pytest.mark.slow
+def test_mpnet_encodes_768d():
+    encoder = load_sentence_encoder("mpnet", auto_setup=True)
+    assert encoder.get_embedding_dimension() == 768
+    assert 400 < models._folder_mb(Path(resolve_model("mpnet"))) < 460
+    cat, kitten, bonds = encoder.encode(
+        ["The cat sleeps on the sofa.", "A kitten naps on the couch.", "Bond yields rose."],
+        normalize_embeddings=True,
+    )
+    assert float(cat @ kitten) > 0.5 > float(cat @ bonds)
+
+
+@pytest.mark.slow
+def test_smollm2_is_a_plain_safetensors_model_that_answers():
+    path = Path(resolve_model("smollm2-135m", auto_setup=True))
+    config = json.loads((path / "config.json").read_text())
+    # dequantized: no GGUF quantization left, one float32 safetensors file
+    assert "quantization_config" not in config and config["dtype"] == "float32"
+    assert (path / "model.safetensors").exists() and not list(path.glob("*.gguf"))
+    tokenizer = load_tokenizer("smollm2-135m")
+    model = load_causal_lm("smollm2-135m")
+    assert sum(p.numel() for p in model.parameters()) == 134_515_008
+    messages = [{"role": "user", "content": "What is the capital of France?"}]
+    inputs = tokenizer.apply_chat_template(
+        messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
+    output = model.generate(**inputs, max_new_tokens=20, do_sample=False)
+    answer = tokenizer.decode(output[0, inputs["input_ids"].shape[1] :], skip_special_tokens=True)
+    assert "Paris" in answer
