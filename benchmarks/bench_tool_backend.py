@@ -47,16 +47,33 @@ def run() -> list[dict]:
     full = time.perf_counter() - start
 
     start = time.perf_counter()
-    generated = sum(len(generate_scenarios(load_domain(d), 50, seed=0)) for d in domain_names()
-                    if d != "mock")
+    generated = sum(
+        len(generate_scenarios(load_domain(d), 50, seed=0)) for d in domain_names() if d != "mock"
+    )
     gen_time = time.perf_counter() - start
     return [
-        {"measure": "backend calls/s", "value": n_calls / full, "unit": "calls/s",
-         "note": f"{n_calls} gold calls, schema validation + adversity check + handler"},
-        {"measure": "handler-only calls/s", "value": n_calls / direct, "unit": "calls/s",
-         "note": "same calls, handlers called directly"},
-        {"measure": "backend overhead", "value": full / direct, "unit": "x",
-         "note": "backend time / handler-only time"},
-        {"measure": "scenario generation", "value": generated / gen_time, "unit": "scenarios/s",
-         "note": f"{generated} scenarios incl. validation"},
+        {
+            "measure": "backend calls/s",
+            "value": n_calls / full,
+            "unit": "calls/s",
+            "note": f"{n_calls} gold calls, schema validation + adversity check + handler",
+        },
+        {
+            "measure": "handler-only calls/s",
+            "value": n_calls / direct,
+            "unit": "calls/s",
+            "note": "same calls, handlers called directly",
+        },
+        {
+            "measure": "backend overhead",
+            "value": full / direct,
+            "unit": "x",
+            "note": "backend time / handler-only time",
+        },
+        {
+            "measure": "scenario generation",
+            "value": generated / gen_time,
+            "unit": "scenarios/s",
+            "note": f"{generated} scenarios incl. validation",
+        },
     ]

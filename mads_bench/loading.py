@@ -30,7 +30,7 @@ class CatalogError(ValueError):
 
 
 def read_data_file(path: Path | str) -> Any:
-    """Parse a `.yaml`/`.yml`/`.json`/`.jsonl` file, raising :class:`CatalogError` on syntax errors."""
+    """Parse a YAML, JSON or JSONL file; syntax errors raise :class:`CatalogError`."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")

@@ -37,7 +37,9 @@ def test_paper_scale():
 def test_every_behavior_kind_in_several_domains():
     for kind in BEHAVIOR_KINDS:
         used_in = {
-            d for d in DOMAINS if any(b.kind == kind for s in load_domain(d).scenarios for b in s.behaviors)
+            d
+            for d in DOMAINS
+            if any(b.kind == kind for s in load_domain(d).scenarios for b in s.behaviors)
         }
         assert len(used_in) >= 3, (kind, used_in)
 
@@ -60,7 +62,9 @@ def test_gold_workflows_run_cleanly(domain):
         clean = scenario.model_copy(update={"behaviors": []})
         backend = ToolBackend(clean, seed=0, domain=pack)
         for index, step in enumerate(scenario.gold_workflow):
-            result = backend.execute(ToolCall(id=str(index), name=step.name, arguments=step.arguments))
+            result = backend.execute(
+                ToolCall(id=str(index), name=step.name, arguments=step.arguments)
+            )
             if scenario.complexity == "impossible":
                 continue
             assert result.ok, (scenario.id, step.name, result.content)
@@ -71,4 +75,6 @@ def test_gold_workflows_run_cleanly(domain):
 def test_personas_fit_their_domains(domain):
     personas = load_personas()
     for scenario in load_domain(domain).scenarios:
-        assert not personas[scenario.persona].domains or domain in personas[scenario.persona].domains
+        assert (
+            not personas[scenario.persona].domains or domain in personas[scenario.persona].domains
+        )

@@ -69,8 +69,13 @@ def test_tool_spec_schema_checks():
     assert spec.to_openai()["function"]["parameters"] == params
     # required names must exist, parameters must be an object schema, schemas must be valid
     with pytest.raises(ValidationError, match="without a property"):
-        ToolSpec(name="t", description="d", parameters={**params, "required": ["y"]},
-                 returns={}, kind="read")
+        ToolSpec(
+            name="t",
+            description="d",
+            parameters={**params, "required": ["y"]},
+            returns={},
+            kind="read",
+        )
     with pytest.raises(ValidationError, match="type"):
         ToolSpec(name="t", description="d", parameters={"type": "array"}, returns={}, kind="read")
     with pytest.raises(ValidationError, match="not a valid JSON Schema"):
@@ -79,7 +84,12 @@ def test_tool_spec_schema_checks():
 
 def test_trajectory_round_trips_through_json():
     traj = Trajectory(
-        id="t", scenario_id="s", domain="mock", complexity="normal", persona="p", seed=3,
+        id="t",
+        scenario_id="s",
+        domain="mock",
+        complexity="normal",
+        persona="p",
+        seed=3,
         messages=[{"role": "user", "content": "hi", "turn_index": 0}],
         injections=[{"kind": "timeout", "tool": "get_item", "call_index": 1, "seed": 3}],
     )

@@ -9,7 +9,14 @@ from mads_bench.data_model import ToolCall
 from mads_bench.generator import generate_scenarios, render
 from simulation.tool_backend import ToolBackend
 
-DOMAINS = ["banking", "online_shopping", "calendar", "restaurant_booking", "travel", "home_services"]
+DOMAINS = [
+    "banking",
+    "online_shopping",
+    "calendar",
+    "restaurant_booking",
+    "travel",
+    "home_services",
+]
 
 
 def test_render_keeps_types_of_whole_placeholders():
@@ -32,8 +39,12 @@ def test_same_seed_same_scenarios():
 
 def test_mix_is_stratified_exactly():
     pack = load_domain("mock")
-    counts = Counter(s.complexity for s in generate_scenarios(pack, 20, seed=0,
-                     mix={"normal": 0.25, "unhappy": 0.5, "impossible": 0.25}))
+    counts = Counter(
+        s.complexity
+        for s in generate_scenarios(
+            pack, 20, seed=0, mix={"normal": 0.25, "unhappy": 0.5, "impossible": 0.25}
+        )
+    )
     assert counts == {"normal": 5, "unhappy": 10, "impossible": 5}
     with pytest.raises(ValueError, match="mix"):
         generate_scenarios(pack, 3, mix={"weird": 1.0})

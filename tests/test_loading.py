@@ -14,7 +14,10 @@ def write(tmp_path, name, text):
 
 def test_scenario_field_path(tmp_path):
     # the second scenario misspells a behavior field: path names index, list and field
-    path = write(tmp_path, "s.yaml", """
+    path = write(
+        tmp_path,
+        "s.yaml",
+        """
 - {id: a, domain: mock, objective: o, persona: p, success_criteria: [c], complexity: normal}
 - id: b
   domain: mock
@@ -25,7 +28,8 @@ def test_scenario_field_path(tmp_path):
   complexity: unhappy
   behaviors:
     - {kind: partial_information, witheld: [order_id]}
-""")
+""",
+    )
     with pytest.raises(CatalogError) as err:
         load_models(path, Scenario)
     assert err.value.path == path
@@ -35,14 +39,20 @@ def test_scenario_field_path(tmp_path):
 
 def test_tool_and_persona_errors(tmp_path):
     # a tool without a kind
-    path = write(tmp_path, "t.yaml", "- {name: t, description: d, parameters: {type: object}, returns: {}}")
+    path = write(
+        tmp_path, "t.yaml", "- {name: t, description: d, parameters: {type: object}, returns: {}}"
+    )
     with pytest.raises(CatalogError, match=r"\[0\]\.kind: Field required"):
         load_models(path, ToolSpec)
     # a persona with a string age
-    path = write(tmp_path, "p.yaml", """
+    path = write(
+        tmp_path,
+        "p.yaml",
+        """
 - {id: x, name: X, age: old, hometown: h, occupation: o, background: b, writing_style: w,
    sample_messages: [a, b]}
-""")
+""",
+    )
     with pytest.raises(CatalogError, match=r"\[0\]\.age"):
         load_models(path, Persona)
 

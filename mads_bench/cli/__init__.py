@@ -6,10 +6,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mads_bench.cli import info, models, scenarios
+from mads_bench.cli import atod, info, models, scenarios
 from mads_bench.loading import CatalogError
 
-COMMAND_GROUPS = (info, models, scenarios)
+COMMAND_GROUPS = (info, models, scenarios, atod)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,7 +34,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run_setup(args: argparse.Namespace) -> int:
     unknown = sorted(set(args.names) - set(models.MODEL_SPECS))
     if unknown:
-        print(f"error: unknown models {unknown}; known: {list(models.MODEL_SPECS)}", file=sys.stderr)
+        print(
+            f"error: unknown models {unknown}; known: {list(models.MODEL_SPECS)}", file=sys.stderr
+        )
         return 2
     paths = models.setup_models(args.names or None, force=args.force)
     for name, path in paths.items():

@@ -18,7 +18,12 @@ def call(backend, name, **arguments):
 def test_reads_return_seed_records():
     backend = ToolBackend(scenario())
     result = call(backend, "get_item", item_id="I1")
-    assert result.ok and result.content == {"item_id": "I1", "name": "blue mug", "price": 12.5, "stock": 3}
+    assert result.ok and result.content == {
+        "item_id": "I1",
+        "name": "blue mug",
+        "price": 12.5,
+        "stock": 3,
+    }
     assert call(backend, "search_items", query="KETTLE").content["items"][0]["item_id"] == "I2"
 
 
@@ -37,8 +42,17 @@ def test_writes_persist_and_runs_are_isolated():
 
 def test_policy_rule_from_backend_state():
     # an order placed 30 days before the domain's fixed today is past the 14-day window
-    old = {"orders": [{"order_id": "O1", "item_id": "I1", "quantity": 1, "status": "placed",
-                       "placed_on": "2026-02-14"}]}
+    old = {
+        "orders": [
+            {
+                "order_id": "O1",
+                "item_id": "I1",
+                "quantity": 1,
+                "status": "placed",
+                "placed_on": "2026-02-14",
+            }
+        ]
+    }
     result = call(ToolBackend(scenario(backend_state=old)), "cancel_order", order_id="O1")
     assert not result.ok and result.content["code"] == "policy_violation"
     assert "30 days old" in result.content["message"]
@@ -77,7 +91,11 @@ def test_each_adversity_is_applied_and_recorded():
         assert call(backend, "cancel_order", order_id="O1").content["status"] == "cancelled"
         [record] = backend.injections
         assert (record.kind, record.tool, record.call_index, record.seed) == (
-            kind, "cancel_order", 1, 5)
+            kind,
+            "cancel_order",
+            1,
+            5,
+        )
     empty = {"kind": "empty_results", "tool": "search_items", "on_calls": [1, 2]}
     backend = ToolBackend(scenario(complexity="unhappy", behaviors=[empty]))
     assert call(backend, "search_items", query="mug").content == {"items": []}
@@ -100,4 +118,6 @@ def test_probability_triggers_are_seeded():
 
 def test_empty_result_shapes():
     assert empty_result({"type": "array"}) == []
-    assert empty_result({"type": "object", "properties": {"rows": {"type": "array"}}}) == {"rows": []}
+    assert empty_result({"type": "object", "properties": {"rows": {"type": "array"}}}) == {
+        "rows": []
+    }
