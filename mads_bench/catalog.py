@@ -25,7 +25,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import jsonschema
 from pydantic import Field
 
 from mads_bench.data_model import Persona, Scenario, StrictModel, ToolSpec
@@ -152,22 +151,15 @@ def check_scenario(domain: Domain, scenario: Scenario, path: Path, where: str = 
     for i, step in enumerate(scenario.gold_workflow):
         if step.name not in available:
             fail(f"gold_workflow[{i}].name", f"tool {step.name!r} is not available")
-        error = _argument_error(domain.tools[step.name], step.arguments)
-        if error:
-            fail(f"gold_workflow[{i}].arguments", error)
+        errors = domain.tools[step.name].argument_errors(step.arguments)
+        if errors:
+            fail(f"gold_workflow[{i}].arguments", f"invalid for {step.name}: {errors[0]}")
     for i, behavior in enumerate(scenario.behaviors):
         tool = getattr(behavior, "tool", None)
         if tool is not None and tool not in available:
             fail(f"behaviors[{i}].tool", f"tool {tool!r} is not available")
         if behavior.kind == "empty_results" and tool and domain.tools[tool].kind != "read":
             fail(f"behaviors[{i}].tool", "empty_results applies to read tools only")
-
-
-def _argument_error(tool: ToolSpec, arguments: dict[str, Any]) -> str | None:
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(tool.parameters).iter_errors(arguments)
-    )
-    return None if error is None else f"invalid for {tool.name}: {error.message}"
 
 
 def _load_tools(path: Path) -> dict[str, ToolSpec]:

@@ -56,12 +56,39 @@ class ToolSpec(StrictModel):
         missing = set(schema.get("required", [])) - set(schema.get("properties", {}))
         if missing:
             raise ValueError(f"required parameters without a property: {sorted(missing)}")
+        for name, prop in schema.get("properties", {}).items():
+            # A YAML slip like `{description: Date, YYYY-MM-DD}` adds a null-valued key.
+            if not isinstance(prop, dict) or not isinstance(prop.get("description"), str):
+                raise ValueError(f"parameter {name!r} needs a string description")
+            nulls = [key for key, value in prop.items() if value is None]
+            if nulls:
+                raise ValueError(f"parameter {name!r} has keys without a value: {nulls}")
         return schema
 
     @property
     def required(self) -> list[str]:
         """Names of the required arguments."""
         return list(self.parameters.get("required", []))
+
+    def argument_errors(self, arguments: Any) -> list[str]:
+        """JSON-Schema violations of ``arguments`` (formats such as ``date`` included).
+
+        Example:
+            >>> spec = ToolSpec(name="t", description="d", kind="read", returns={},
+            ...     parameters={"type": "object", "required": ["day"], "properties":
+            ...                 {"day": {"type": "string", "format": "date", "description": "d"}}})
+            >>> spec.argument_errors({"day": "2026-02-30"})
+            ["day: '2026-02-30' is not a 'date'"]
+        """
+        validator = jsonschema.Draft202012Validator(
+            self.parameters, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+        )
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        out = []
+        for error in errors:
+            where = ".".join(str(p) for p in error.absolute_path)
+            out.append(f"{where}: {error.message}" if where else error.message)
+        return out
 
     def to_openai(self) -> dict[str, Any]:
         """Return the tool in the OpenAI / chat-template `tools=` format."""

@@ -2,8 +2,9 @@
 
 :class:`AdversityInjector` sits between the tool agent and the domain handlers. For
 each call it decides, from the scenario's execution behaviors and a seed, whether
-the call is intercepted; if so it returns the error (or empty) result in place of
-the real one and records an :class:`~mads_bench.data_model.InjectionRecord`.
+the call is intercepted; if so it returns an :class:`Injection` (the error that replaces
+the call, or the order to empty its result) and records an
+:class:`~mads_bench.data_model.InjectionRecord`.
 Decisions for ``probability`` triggers hash (seed, behavior, tool, call index), so
 they do not depend on what else happened earlier in the run.
 """
@@ -11,9 +12,22 @@ they do not depend on what else happened earlier in the run.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from mads_bench.data_model import ExecutionBehavior, InjectionRecord, ToolSpec
+
+
+@dataclass(frozen=True)
+class Injection:
+    """An adversity applied to one call: ``content`` is the error returned instead.
+
+    For ``empty_results`` the call still runs and :func:`empty_result` empties its result,
+    so the answer keeps the shape of a real one.
+    """
+
+    kind: str
+    content: dict[str, Any] | None = None
 
 
 class AdversityInjector:
@@ -35,8 +49,8 @@ class AdversityInjector:
 
     def intercept(
         self, tool: ToolSpec, call_index: int, turn_index: int | None = None
-    ) -> dict[str, Any] | None:
-        """The injected result ``{"ok": bool, "content": ...}`` for this call, or None.
+    ) -> Injection | None:
+        """The adversity applied to this call, or None.
 
         Args:
             tool: spec of the called tool.
@@ -50,7 +64,7 @@ class AdversityInjector:
                 continue
             if not self._triggers(behavior, position, tool.name, call_index):
                 continue
-            ok, content, detail = _effect(behavior, tool)
+            content, detail = _effect(behavior, tool)
             self.records.append(
                 InjectionRecord(
                     kind=behavior.kind,
@@ -61,7 +75,7 @@ class AdversityInjector:
                     detail=detail,
                 )
             )
-            return {"ok": ok, "content": content}
+            return Injection(behavior.kind, content)
         return None
 
     def _triggers(self, behavior: ExecutionBehavior, position: int, tool: str, index: int) -> bool:
@@ -71,7 +85,7 @@ class AdversityInjector:
         return rng.random() < behavior.probability
 
 
-def _effect(behavior: ExecutionBehavior, tool: ToolSpec) -> tuple[bool, Any, str]:
+def _effect(behavior: ExecutionBehavior, tool: ToolSpec) -> tuple[dict[str, Any] | None, str]:
     if behavior.kind == "backend_failure":
         content = {
             "code": "backend_error",
@@ -79,37 +93,32 @@ def _effect(behavior: ExecutionBehavior, tool: ToolSpec) -> tuple[bool, Any, str
             "message": behavior.message,
             "retryable": True,
         }
-        return False, content, f"{tool.name} failed with {behavior.status_code}"
+        return content, f"{tool.name} failed with {behavior.status_code}"
     if behavior.kind == "timeout":
         content = {
             "code": "timeout",
             "message": f"{tool.name} did not answer within {behavior.after_seconds:g} s",
             "retryable": True,
         }
-        return False, content, f"{tool.name} timed out"
+        return content, f"{tool.name} timed out"
     if behavior.kind == "policy_constraint":
         content = {"code": "policy_violation", "message": behavior.policy, "retryable": False}
-        return False, content, f"{tool.name} refused by policy"
-    return True, empty_result(tool.returns), f"{tool.name} returned no results"
+        return content, f"{tool.name} refused by policy"
+    return None, f"{tool.name} returned no results"
 
 
-def empty_result(returns: dict[str, Any]) -> Any:
-    """The "nothing found" value of a return schema: [] for arrays, arrays emptied in objects.
+def empty_result(result: Any) -> Any:
+    """A real result with its records removed: lists emptied, ``count``/``total`` set to 0.
 
     Example:
-        >>> empty_result({"type": "object", "properties": {"items": {"type": "array"},
-        ...               "total": {"type": "integer"}}})
-        {'items': [], 'total': 0}
+        >>> empty_result({"date": "2026-05-01", "flights": [{"id": 1}], "count": 1})
+        {'date': '2026-05-01', 'flights': [], 'count': 0}
     """
-    kind = returns.get("type")
-    if kind == "array":
+    if isinstance(result, list):
         return []
-    if kind == "object":
-        out: dict[str, Any] = {}
-        for name, prop in returns.get("properties", {}).items():
-            if prop.get("type") == "array":
-                out[name] = []
-            elif prop.get("type") == "integer" and name in ("count", "total"):
-                out[name] = 0
-        return out
-    return None
+    if isinstance(result, dict):
+        return {
+            key: [] if isinstance(value, list) else 0 if key in ("count", "total") else value
+            for key, value in result.items()
+        }
+    return result

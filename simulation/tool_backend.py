@@ -3,7 +3,8 @@
 Every call is checked before it runs: the tool must exist and be available in the
 scenario, and the arguments must validate against the tool's JSON Schema. Invalid
 calls get a structured error result (``{"code": "invalid_arguments", ...}``) and never
-raise. Valid calls pass through the seeded :class:`~simulation.adversity.AdversityInjector`,
+raise. Valid calls pass through the seeded :class:`~simulation.adversity.AdversityInjector`
+(failures replace the call; empty results run it and empty the lists of its result),
 then run the domain handler on a private copy of the seed state, so writes persist
 for the rest of the conversation (a cancelled order stays cancelled).
 """
@@ -13,12 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import jsonschema
-
 from mads_bench.catalog import Domain, load_domain
 from mads_bench.data_model import InjectionRecord, Scenario, ToolCall, ToolResult
 from mads_bench.database import ToolError
-from simulation.adversity import AdversityInjector
+from simulation.adversity import AdversityInjector, empty_result
 
 
 class ToolBackend:
@@ -57,19 +56,24 @@ class ToolBackend:
             return self._error(
                 call, "unknown_tool", f"no tool named {call.name!r}", available=sorted(self.tools)
             )
-        problems = argument_errors(tool.parameters, call.arguments)
+        problems = tool.argument_errors(call.arguments)
         if problems:
             return self._error(
                 call, "invalid_arguments", f"invalid arguments for {tool.name}", errors=problems
             )
         self._calls[tool.name] += 1
         injected = self.injector.intercept(tool, self._calls[tool.name], turn_index)
-        if injected is not None:
-            return ToolResult(call_id=call.id, name=tool.name, **injected)
+        if injected is not None and injected.kind != "empty_results":
+            return ToolResult(call_id=call.id, name=tool.name, ok=False, content=injected.content)
         try:
             content = self.domain.handlers[tool.name](self.db, **call.arguments)
         except ToolError as err:
             return ToolResult(call_id=call.id, name=tool.name, ok=False, content=err.to_content())
+        except Exception as err:  # a handler bug must not end the simulation
+            content = {"code": "internal_error", "message": f"{type(err).__name__}: {err}"}
+            return ToolResult(call_id=call.id, name=tool.name, ok=False, content=content)
+        if injected is not None:  # empty results keep the real result's shape
+            content = empty_result(content)
         return ToolResult(call_id=call.id, name=tool.name, ok=True, content=content)
 
     def state(self) -> dict[str, list[dict[str, Any]]]:
@@ -80,14 +84,3 @@ class ToolBackend:
     def _error(call: ToolCall, code: str, message: str, **details: Any) -> ToolResult:
         content = {"code": code, "message": message, **details}
         return ToolResult(call_id=call.id, name=call.name, ok=False, content=content)
-
-
-def argument_errors(schema: dict[str, Any], arguments: Any) -> list[str]:
-    """Human-readable JSON-Schema violations of ``arguments`` (empty when valid)."""
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    out = []
-    for error in errors:
-        where = ".".join(str(p) for p in error.absolute_path)
-        out.append(f"{where}: {error.message}" if where else error.message)
-    return out

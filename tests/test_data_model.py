@@ -63,7 +63,8 @@ def test_behavior_parameters():
 
 
 def test_tool_spec_schema_checks():
-    params = {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+    prop = {"type": "string", "description": "an x"}
+    params = {"type": "object", "properties": {"x": prop}, "required": ["x"]}
     spec = ToolSpec(name="t", description="d", parameters=params, returns={}, kind="read")
     assert spec.required == ["x"]
     assert spec.to_openai()["function"]["parameters"] == params
@@ -78,6 +79,26 @@ def test_tool_spec_schema_checks():
         )
     with pytest.raises(ValidationError, match="type"):
         ToolSpec(name="t", description="d", parameters={"type": "array"}, returns={}, kind="read")
+    # every parameter is described, and YAML slips that leave null-valued keys are caught
+    with pytest.raises(ValidationError, match="string description"):
+        ToolSpec(
+            name="t",
+            description="d",
+            parameters={"type": "object", "properties": {"x": {"type": "string"}}},
+            returns={},
+            kind="read",
+        )
+    slip = {"type": "object", "properties": {"x": {**prop, "YYYY-MM-DD": None}}}
+    with pytest.raises(ValidationError, match="without a value"):
+        ToolSpec(name="t", description="d", parameters=slip, returns={}, kind="read")
+    # formats are enforced when arguments are checked
+    dated = {
+        "type": "object",
+        "properties": {"d": {"type": "string", "format": "date", "description": "day"}},
+    }
+    spec = ToolSpec(name="t", description="d", parameters=dated, returns={}, kind="read")
+    assert spec.argument_errors({"d": "2026-02-30"}) == ["d: '2026-02-30' is not a 'date'"]
+    assert spec.argument_errors({"d": "2026-02-28"}) == []
     with pytest.raises(ValidationError, match="not a valid JSON Schema"):
         ToolSpec(name="t", description="d", parameters=params, returns={"type": 3}, kind="read")
 

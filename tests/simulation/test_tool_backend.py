@@ -116,8 +116,19 @@ def test_probability_triggers_are_seeded():
     assert 5 < pattern(1).count(False) < 35
 
 
-def test_empty_result_shapes():
-    assert empty_result({"type": "array"}) == []
-    assert empty_result({"type": "object", "properties": {"rows": {"type": "array"}}}) == {
-        "rows": []
+def test_empty_result_keeps_the_shape():
+    assert empty_result([{"a": 1}]) == []
+    assert empty_result({"rows": [1, 2], "total": 2, "day": "x"}) == {
+        "rows": [],
+        "total": 0,
+        "day": "x",
     }
+
+
+def test_handler_bugs_become_error_results(monkeypatch):
+    # an unexpected exception in a handler is reported, not raised
+    backend = ToolBackend(scenario())
+    monkeypatch.setitem(backend.domain.handlers, "get_item", lambda db, item_id: 1 / 0)
+    result = call(backend, "get_item", item_id="I1")
+    assert not result.ok and result.content["code"] == "internal_error"
+    assert "ZeroDivisionError" in result.content["message"]
