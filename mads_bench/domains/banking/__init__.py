@@ -1,0 +1,1 @@
+"""Retail-banking domain: accounts, cards, payees, transfers and disputes."""

@@ -1,0 +1,1 @@
+"""Home services assistant: plumbing, electrical, HVAC, cleaning and repair appointments."""

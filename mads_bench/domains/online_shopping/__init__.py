@@ -1,0 +1,1 @@
+"""Online-shopping domain: catalogue, orders, shipping, returns and promotions."""

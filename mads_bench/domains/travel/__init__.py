@@ -1,0 +1,1 @@
+"""Travel assistant: flight search, bookings, changes, baggage and hotel stays."""
