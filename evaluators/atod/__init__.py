@@ -1,0 +1,31 @@
+"""ATOD: goal-lifecycle metrics and the symbolic + vector memory tracker (atod.md §5-§6).
+
+Public API:
+
+- data: `load_dialogues`, `write_dialogues`, `strip_gold`, `Dialogue`, `Goal`, `Turn`
+- metrics: `dgcr`, `ntc`, `status_at`, `correlation`, `score_dialogues`, `render_markdown`
+- matching: `GoalMatcher` (`strict` / `release`), `JudgeBackend`
+"""
+
+from evaluators.atod.data import Dialogue, Goal, Turn, load_dialogues, strip_gold, write_dialogues
+from evaluators.atod.judge import JudgeBackend
+from evaluators.atod.lifecycle import correlation, dgcr, ntc, status_at
+from evaluators.atod.matching import GoalMatcher
+from evaluators.atod.report import render_markdown, score_dialogues
+
+__all__ = [
+    "Dialogue",
+    "Goal",
+    "GoalMatcher",
+    "JudgeBackend",
+    "Turn",
+    "correlation",
+    "dgcr",
+    "load_dialogues",
+    "ntc",
+    "render_markdown",
+    "score_dialogues",
+    "status_at",
+    "strip_gold",
+    "write_dialogues",
+]

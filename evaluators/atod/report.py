@@ -1,0 +1,186 @@
+"""Aggregating per-dialogue ATOD scores into a report (JSON-ready dict or markdown).
+
+`score_dialogues(pred, gold)` is the one entry point the CLI, the `evaluate` module and the
+benchmarks use. The report holds the overall figures, the same under `by_complexity`, the
+progress curve, correlations with dGCR and the per-dialogue rows.
+
+Example:
+    >>> from evaluators.atod.data import load_dialogues  # doctest: +SKIP
+    >>> gold = load_dialogues("medium_sample.json")  # doctest: +SKIP
+    >>> report = score_dialogues(gold, gold, mode="strict")  # doctest: +SKIP
+    >>> report["conditional_status_accuracy"], report["dgcr"], report["ntc"]  # doctest: +SKIP
+    (1.0, 1.0, 8.0)
+"""
+
+from __future__ import annotations
+
+from statistics import mean
+
+from evaluators.atod.data import Dialogue
+from evaluators.atod.judge import JudgeBackend
+from evaluators.atod.lifecycle import correlation, dgcr, ntc, pooled_goals
+from evaluators.atod.matching import DEFAULT_THRESHOLD, Embedder, GoalMatcher, Mode
+from evaluators.atod.scoring import CORRELATED, PROGRESS_BINS, score_dialogue
+
+SPLITS = ("medium", "complex")
+
+
+def _mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return mean(values) if values else None
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def _split_summary(rows: list[dict], pred: list[Dialogue], gold: list[Dialogue]) -> dict:
+    tp, fp, fn = (sum(r["dependency_tp_fp_fn"][k] for r in rows) for k in range(3))
+    progress = []
+    for b in range(len(rows[0]["progress"])):
+        cells = [r["progress"][b] for r in rows if r["progress"][b] is not None]
+        progress.append(
+            {
+                "bin": b + 1,
+                "goal_detection_f1": _mean([c["f1"] for c in cells]),
+                "conditional_status_accuracy": _ratio(
+                    sum(c["status_correct"] for c in cells), sum(c["status_total"] for c in cells)
+                ),
+            }
+        )
+    anchor = [r["dgcr"] for r in rows]
+    return {
+        "n_dialogues": len(rows),
+        "goal_detection_precision": _mean([r["goal_detection_precision"] for r in rows]),
+        "goal_detection_recall": _mean([r["goal_detection_recall"] for r in rows]),
+        "goal_detection_f1": _mean([r["goal_detection_f1"] for r in rows]),
+        "conditional_status_accuracy": _ratio(
+            sum(r["status_correct"] for r in rows), sum(r["status_total"] for r in rows)
+        ),
+        "dependency_f1": _ratio(2 * tp, 2 * tp + fp + fn),
+        "dgcr": dgcr(pooled_goals(pred)),
+        "ntc": ntc(pooled_goals(pred)),
+        "gold_dgcr": dgcr(pooled_goals(gold)),
+        "gold_ntc": ntc(pooled_goals(gold)),
+        "progress": progress,
+        "correlations_with_dgcr": {
+            name: correlation([r[name] for r in rows], anchor) for name in CORRELATED
+        },
+    }
+
+
+def score_dialogues(
+    pred: list[Dialogue],
+    gold: list[Dialogue],
+    *,
+    mode: Mode = "release",
+    threshold: float = DEFAULT_THRESHOLD,
+    embedder: Embedder | None = None,
+    judge: JudgeBackend | None = None,
+    bins: int = PROGRESS_BINS,
+) -> dict:
+    """Score predictions against gold dialogues.
+
+    Args:
+        pred (`list[Dialogue]`): Predictions, paired with gold by `dialogue_id`; a gold
+            dialogue without a prediction is scored as an empty prediction.
+        gold (`list[Dialogue]`): Gold dialogues.
+        mode (`str`): `release` (lenient, comparable with the paper) or `strict`.
+        threshold (`float`): Cosine threshold of the goal matcher.
+        embedder (`Embedder`, *optional*): Text embedder (MiniLM when None).
+        judge (`JudgeBackend`, *optional*): Vetoes candidate goal matches (`strict` only).
+        bins (`int`): Progress bins.
+
+    Returns:
+        `dict`: Overall figures, `by_complexity`, `per_dialogue`, `missing_predictions`.
+
+    Raises:
+        `ValueError`: When a prediction's `dialogue_id` is not in the gold file.
+    """
+    by_id = {d.dialogue_id: d for d in pred}
+    unknown = sorted(set(by_id) - {d.dialogue_id for d in gold})
+    if unknown:
+        raise ValueError(f"predictions for dialogues not in the gold file: {unknown[:5]}")
+    matcher = GoalMatcher(mode=mode, threshold=threshold, embedder=embedder, judge=judge)
+    rows, paired, missing = [], [], []
+    for g in gold:
+        p = by_id.get(g.dialogue_id)
+        if p is None:
+            missing.append(g.dialogue_id)
+            p = g.model_copy(update={"goal_list": []})
+        rows.append(score_dialogue(p, g, matcher, bins))
+        paired.append(p)
+    by_complexity = {}
+    for split in SPLITS:
+        idx = [i for i, g in enumerate(gold) if g.complexity_class == split]
+        if idx:
+            by_complexity[split] = _split_summary(
+                [rows[i] for i in idx], [paired[i] for i in idx], [gold[i] for i in idx]
+            )
+    overall = {
+        key: _mean([s[key] for s in by_complexity.values()])
+        for key in (
+            "goal_detection_precision",
+            "goal_detection_recall",
+            "goal_detection_f1",
+            "conditional_status_accuracy",
+            "dependency_f1",
+        )
+    }
+    everything = _split_summary(rows, paired, gold)
+    return {
+        "mode": mode,
+        "threshold": threshold,
+        "n_dialogues": len(gold),
+        "missing_predictions": missing,
+        **overall,
+        **{k: everything[k] for k in ("dgcr", "ntc", "gold_dgcr", "gold_ntc")},
+        "progress": everything["progress"],
+        "correlations_with_dgcr": everything["correlations_with_dgcr"],
+        "by_complexity": by_complexity,
+        "per_dialogue": rows,
+    }
+
+
+def _fmt(value: float | None, percent: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.2f}" if percent else f"{value:.3f}"
+
+
+def render_markdown(report: dict) -> str:
+    """The report as markdown tables (F1 and accuracy in %, as in the paper)."""
+    cols = [("overall", report), *report["by_complexity"].items()]
+    lines = [
+        f"## ATOD scores ({report['mode']} mode, threshold {report['threshold']}, "
+        f"{report['n_dialogues']} dialogues)",
+        "",
+        "| metric | " + " | ".join(name for name, _ in cols) + " |",
+        "| --- |" + " --- |" * len(cols),
+    ]
+    for key, pct in [
+        ("goal_detection_precision", True),
+        ("goal_detection_recall", True),
+        ("goal_detection_f1", True),
+        ("conditional_status_accuracy", True),
+        ("dependency_f1", True),
+        ("dgcr", False),
+        ("ntc", False),
+        ("gold_dgcr", False),
+        ("gold_ntc", False),
+    ]:
+        lines.append(f"| {key} | " + " | ".join(_fmt(c.get(key), pct) for _, c in cols) + " |")
+    lines += ["", "### Along normalised progress (all dialogues)", "", "| bin | F1 | acc |"]
+    lines.append("| --- | --- | --- |")
+    for cell in report["progress"]:
+        lines.append(
+            f"| {cell['bin']} | {_fmt(cell['goal_detection_f1'], True)} "
+            f"| {_fmt(cell['conditional_status_accuracy'], True)} |"
+        )
+    lines += ["", "### Correlation with per-dialogue dGCR", "", "| metric | r | rho | n |"]
+    lines.append("| --- | --- | --- | --- |")
+    for name, c in report["correlations_with_dgcr"].items():
+        lines.append(f"| {name} | {_fmt(c['pearson'])} | {_fmt(c['spearman'])} | {c['n']} |")
+    if report["missing_predictions"]:
+        lines += ["", f"{len(report['missing_predictions'])} gold dialogues had no prediction."]
+    return "\n".join(lines) + "\n"

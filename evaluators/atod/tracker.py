@@ -1,0 +1,292 @@
+"""The ATOD memory tracker (atod.md §5.2): extract -> match -> update / insert+evolve -> audit.
+
+It reads only each turn's speaker and utterance. Per turn:
+
+1. **extract**: the utterance is split into clauses; a user clause with a request cue whose
+   best intent (cosine to the SGD intent catalogue, restricted to the domains its cue words
+   name) reaches `intent_threshold` is a goal candidate; every clause is also a mention.
+2. **match** (existence check): FAISS top-`k` (5) neighbours with cosine >= `threshold`
+   (0.40), then a judge: the `JudgeBackend` when given, else the offline rule "same domain
+   and intent" (a switch cue such as "instead" makes it a new goal and abandons the old one).
+3. **update** the matched goal (status from the cue classifier or the judge), or **insert**
+   the candidate and **evolve** links to its neighbours (dependency on a dependency cue,
+   link for a same-domain neighbour, else none; the judge decides when given).
+4. **audit** open / pending goals every turn: a goal mentioned again after it was opened
+   becomes pending; on a closing turn, informational (non-transactional) pending goals are
+   completed, since their results were delivered.
+
+Defaults follow Table 19: top-k 5, tau 0.40, IndexFlatIP over normalised MiniLM, audit
+every turn. `track(turns)` runs a whole dialogue (offline); `step(speaker, utterance)` is the
+online mode and returns the goal table after the turn.
+
+Example:
+    >>> tracker = MemoryTracker()  # doctest: +SKIP
+    >>> state = tracker.track([("USER", "I need to book a flight to Boston on May 3rd.")])
+    >>> state.goals[0].intent, state.goals[0].status  # doctest: +SKIP
+    ('ReserveOnewayFlight', 'open')
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from evaluators.atod import cues
+from evaluators.atod.catalog import IntentEntry, action_cues, domain_cues, load_intent_catalog
+from evaluators.atod.judge import (
+    RELATION_PROMPT,
+    STATUS_PROMPT,
+    JudgeBackend,
+    judge_same_goal,
+    parse_relations,
+    parse_status,
+)
+from evaluators.atod.matching import Embedder, minilm_embedder
+from evaluators.atod.memory import GoalStore, TrackedGoal
+
+
+@dataclass
+class TrackerState:
+    """What a tracking run produced: the goal table and one record per turn."""
+
+    goals: list[TrackedGoal]
+    turns: list[dict] = field(default_factory=list)
+    seconds_per_turn: list[float] = field(default_factory=list)
+
+
+class MemoryTracker:
+    """Symbolic + vector memory goal tracker with a zero-LLM default.
+
+    Args:
+        embedder (`Embedder`, *optional*): Texts -> normalised vectors (MiniLM when None).
+        judge (`JudgeBackend`, *optional*): Used for existence checks, status and relations.
+        catalog (`list[IntentEntry]`, *optional*): Intent catalogue (SGD when None).
+        top_k (`int`): Neighbours retrieved per candidate (Table 19: 5).
+        threshold (`float`): Existence-match cosine threshold tau (Table 19: 0.40).
+        intent_threshold (`float`): Minimum intent cosine for a new goal.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        judge: JudgeBackend | None = None,
+        catalog: list[IntentEntry] | None = None,
+        top_k: int = 5,
+        threshold: float = 0.40,
+        intent_threshold: float = 0.35,
+        unnamed_intent_threshold: float = 0.50,
+    ) -> None:
+        self.embed = embedder or minilm_embedder()
+        self.judge = judge
+        self.catalog = catalog or load_intent_catalog()
+        self.top_k, self.threshold, self.intent_threshold = top_k, threshold, intent_threshold
+        self.unnamed_intent_threshold = unnamed_intent_threshold
+        rows = [(i, text) for i, entry in enumerate(self.catalog) for text in entry.exemplars]
+        self._exemplar_owner = np.array([i for i, _ in rows])
+        self._exemplars = self.embed([text for _, text in rows])
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the current dialogue."""
+        self.store = GoalStore(self._exemplars.shape[1])
+        self.state = TrackerState(self.store.goals)
+        self.turn = 0
+
+    def track(self, turns: list[tuple[str, str]]) -> TrackerState:
+        """Track a whole dialogue (offline mode).
+
+        Args:
+            turns (`list[tuple[str, str]]`): `(speaker, utterance)` per turn, in order.
+
+        Returns:
+            `TrackerState`: The final goal table and the per-turn records.
+        """
+        self.reset()
+        for speaker, utterance in turns:
+            self.step(speaker, utterance)
+        return self.state
+
+    def step(self, speaker: str, utterance: str) -> list[TrackedGoal]:
+        """Process one turn (online mode) and return the goal table after it."""
+        start = time.perf_counter()
+        self.turn += 1
+        speaker = speaker.upper()
+        before = {g.id: g.status for g in self.store.goals}
+        clauses = cues.split_clauses(utterance) or ([utterance] if utterance.strip() else [])
+        vectors = self.embed(clauses) if clauses else np.zeros((0, self.store.dim), np.float32)
+        touched: dict[int, list[str]] = {}
+        carried: list[int] = []
+        for clause, vector in zip(clauses, vectors, strict=True):
+            targets = self._process_clause(clause, vector, speaker)
+            if not targets and not domain_cues(clause):
+                targets = carried  # "Please reserve that one." refers to the last goal named
+            for index in targets:
+                touched.setdefault(index, []).append(clause)
+            carried = targets or carried
+        self._update(touched, speaker)
+        self._audit(touched, speaker, utterance)
+        self._record(speaker, utterance, before)
+        self.state.seconds_per_turn.append(time.perf_counter() - start)
+        return self.store.goals
+
+    # ------------------------------------------------------------------ stages
+
+    def _process_clause(self, clause: str, vector: np.ndarray, speaker: str) -> list[int]:
+        named = domain_cues(clause)
+        neighbours = self.store.search(vector, self.top_k, self.threshold)
+        intent = self._recognise(clause, vector, named) if speaker == "USER" else None
+        if intent is not None and cues.is_request(clause):
+            match = self._existing(clause, intent, neighbours)
+            if match is not None and cues.SWITCH.search(clause):
+                self.store.goals[match].set_status("abandoned", self.turn)
+                match = None
+            if match is None:
+                return [self._insert(clause, vector, intent, neighbours)]
+            return [match]
+        return self._attribute(named, neighbours)
+
+    def _recognise(self, clause: str, vector: np.ndarray, named: set[str]) -> IntentEntry | None:
+        sims = self._exemplars @ vector
+        best: dict[int, float] = {}
+        for owner, sim in zip(self._exemplar_owner, sims, strict=True):
+            best[int(owner)] = max(best.get(int(owner), -1.0), float(sim))
+        actions = action_cues(clause)
+        scored = []
+        for index, sim in best.items():
+            entry = self.catalog[index]
+            if named and entry.domain not in named:
+                continue
+            transactional_cue = bool(actions & {"book", "buy", "transfer", "add", "rent"})
+            sim += 0.03 if entry.transactional == transactional_cue else 0.0
+            scored.append((sim, index))
+        if not scored:
+            return None
+        sim, index = max(scored)
+        # Without a domain word, only a confident intent makes a new goal: follow-up details
+        # ("I'm looking at Saturday") must not open goals of their own.
+        needed = self.intent_threshold if named else self.unnamed_intent_threshold
+        return self.catalog[index] if sim >= needed else None
+
+    def _existing(
+        self, clause: str, intent: IntentEntry, neighbours: list[tuple[int, float]]
+    ) -> int | None:
+        if self.judge is not None and neighbours:
+            texts = [(clause, self.store.goals[i].content) for i, _ in neighbours]
+            for (index, _), same in zip(
+                neighbours, judge_same_goal(self.judge, texts), strict=True
+            ):
+                if same:
+                    return index
+            return None
+        same_intent = [
+            i
+            for i, g in enumerate(self.store.goals)
+            if (g.domain, g.intent) == (intent.domain, intent.intent) and g.status != "abandoned"
+        ]
+        ranked = [i for i, _ in neighbours if i in same_intent]
+        return ranked[0] if ranked else (same_intent[-1] if same_intent else None)
+
+    def _insert(
+        self, clause: str, vector: np.ndarray, intent: IntentEntry, neighbours: list
+    ) -> int:
+        goal = self.store.insert(
+            clause, intent.domain, intent.intent, intent.descriptions[0], vector, self.turn
+        )
+        goal.slot_values.update(cues.slot_cues(clause, intent.slots))
+        related = [self.store.goals[i] for i, _ in neighbours]
+        if self.judge is not None and related:
+            listing = "\n".join(f"- {g.id}: {g.content}" for g in related)
+            answer = self.judge.complete([RELATION_PROMPT.format(new=clause, earlier=listing)])[0]
+            relations = parse_relations(answer, [g.id for g in related])
+        else:
+            relations = {}
+            for rank, g in enumerate(related):
+                if rank == 0 and cues.DEPENDENCY.search(clause):
+                    relations[g.id] = "dependency"
+                elif g.domain == goal.domain:
+                    relations[g.id] = "link"
+        goal.dependencies = [i for i, r in relations.items() if r == "dependency"]
+        goal.links = [i for i, r in relations.items() if r == "link"]
+        return len(self.store.goals) - 1
+
+    def _attribute(self, named: set[str], neighbours: list[tuple[int, float]]) -> list[int]:
+        goals, near = self.store.goals, [i for i, _ in neighbours]
+        targets = []
+        for domain in named:
+            in_domain = [i for i, g in enumerate(goals) if g.domain == domain]
+            ranked = [i for i in near if i in in_domain]
+            if ranked or in_domain:
+                targets.append(ranked[0] if ranked else in_domain[-1])
+        if not targets and near:
+            targets.append(near[0])
+        return targets
+
+    def _update(self, touched: dict[int, list[str]], speaker: str) -> None:
+        pairs = [(i, clause) for i, clauses in touched.items() for clause in clauses]
+        verdicts: list[str | None] = [None] * len(pairs)
+        if self.judge is not None and pairs:
+            prompts = [
+                STATUS_PROMPT.format(
+                    goal=self.store.goals[i].content,
+                    status=self.store.goals[i].status,
+                    speaker=speaker,
+                    utterance=clause,
+                )
+                for i, clause in pairs
+            ]
+            verdicts = [parse_status(a) for a in self.judge.complete(prompts)]
+        for (index, clause), verdict in zip(pairs, verdicts, strict=True):
+            goal = self.store.goals[index]
+            new = verdict or cues.classify_status(clause, speaker)
+            entry = next(
+                (e for e in self.catalog if (e.domain, e.intent) == (goal.domain, goal.intent)),
+                None,
+            )
+            if entry is not None:
+                goal.slot_values.update(cues.slot_cues(clause, entry.slots))
+            self._transition(goal, new, speaker)
+
+    def _transition(self, goal: TrackedGoal, new: str | None, speaker: str) -> None:
+        if goal.status in ("completed", "failed"):
+            return  # decided goals stay decided
+        if goal.status == "abandoned":
+            if speaker == "USER" and new in ("pending", "completed"):
+                goal.set_status("pending", self.turn)  # the user picked it up again
+            return
+        if new in (None, "open", "pending"):
+            new = "pending" if self.turn > goal.first_turn else goal.status
+        goal.set_status(new, self.turn)
+
+    def _audit(self, touched: dict[int, list[str]], speaker: str, utterance: str) -> None:
+        if speaker != "USER" or not cues.CLOSING.search(utterance):
+            return
+        informational = {(e.domain, e.intent) for e in self.catalog if not e.transactional}
+        for goal in self.store.active():
+            if goal.status == "pending" and (goal.domain, goal.intent) in informational:
+                goal.set_status("completed", self.turn)
+
+    def _record(self, speaker: str, utterance: str, before: dict[str, str]) -> None:
+        goals = self.store.goals
+        self.state.turns.append(
+            {
+                "turn_id": self.turn,
+                "speaker": speaker,
+                "utterance": utterance,
+                "all_goals": [
+                    {
+                        "goal_id": g.id,
+                        "goal_content": g.content,
+                        "status": g.status,
+                        "status_changed": before.get(g.id, "not_mentioned") != g.status,
+                    }
+                    for g in goals
+                ],
+                "goal_status_changes": [
+                    {"goal_id": g.id, "new_status": g.status, "turn": self.turn}
+                    for g in goals
+                    if before.get(g.id, "not_mentioned") != g.status
+                ],
+            }
+        )

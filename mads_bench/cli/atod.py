@@ -1,0 +1,101 @@
+"""``mads-bench atod``: track goals in ATOD dialogues and score predictions against gold.
+
+Examples::
+
+    mads-bench atod track --dialogues ../shared/data/atod_sample/medium_sample.json \\
+        --out predictions.jsonl
+    mads-bench atod score --pred predictions.jsonl \\
+        --gold ../shared/data/atod_sample/medium_sample.json --mode strict --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("atod", help="ATOD goal tracking and lifecycle metrics.")
+    sub = parser.add_subparsers(dest="atod_command", metavar="ACTION", required=True)
+
+    score = sub.add_parser(
+        "score",
+        help="Score ATOD-format predictions against gold dialogues (markdown or JSON).",
+    )
+    score.add_argument("--pred", type=Path, required=True, help="Predictions (JSON or JSONL).")
+    score.add_argument("--gold", type=Path, required=True, help="Gold dialogues (JSON or JSONL).")
+    score.add_argument(
+        "--mode",
+        choices=["release", "strict"],
+        default="release",
+        help="release: lenient like the ATOD release (default); strict: one-to-one, exact.",
+    )
+    score.add_argument(
+        "--threshold", type=float, default=0.40, help="Goal-matching cosine (default 0.40)."
+    )
+    score.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
+    score.add_argument(
+        "--per-dialogue", action="store_true", help="Keep per-dialogue rows in the JSON."
+    )
+    score.set_defaults(handler=run_score)
+
+    track = sub.add_parser(
+        "track",
+        help="Track goals turn by turn (reads only speaker and utterance) and write predictions.",
+    )
+    track.add_argument(
+        "--dialogues",
+        "--input",
+        dest="dialogues",
+        type=Path,
+        required=True,
+        help="ATOD dialogues (JSON or JSONL); gold annotations in it are ignored.",
+    )
+    track.add_argument("--out", type=Path, required=True, help="Output file (.jsonl or .json).")
+    track.add_argument("--limit", type=int, help="Only the first N dialogues.")
+    track.set_defaults(handler=run_track)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from evaluators.atod.data import load_dialogues
+    from evaluators.atod.report import render_markdown, score_dialogues
+
+    gold = load_dialogues(args.gold)
+    pred = load_dialogues(args.pred)
+    try:
+        report = score_dialogues(pred, gold, mode=args.mode, threshold=args.threshold)
+    except ValueError as err:
+        print(f"error: {args.pred}: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        if not args.per_dialogue:
+            report.pop("per_dialogue")
+        print(json.dumps(report, indent=2))
+    else:
+        print(render_markdown(report), end="")
+    return 0
+
+
+def run_track(args: argparse.Namespace) -> int:
+    from evaluators.atod.data import load_dialogues, strip_gold, write_dialogues
+    from evaluators.atod.predictions import prediction_dialogue
+    from evaluators.atod.tracker import MemoryTracker
+
+    dialogues = load_dialogues(args.dialogues)[: args.limit]
+    tracker = MemoryTracker()
+    out, turns, start = [], 0, time.perf_counter()
+    for dialogue in dialogues:
+        state = tracker.track(strip_gold(dialogue))
+        out.append(prediction_dialogue(dialogue, state))
+        turns += len(dialogue.turns)
+    seconds = time.perf_counter() - start
+    write_dialogues(out, args.out)
+    print(
+        f"wrote {len(out)} dialogues to {args.out} "
+        f"({turns} turns, {1000 * seconds / max(turns, 1):.1f} ms/turn)",
+        file=sys.stderr,
+    )
+    return 0
