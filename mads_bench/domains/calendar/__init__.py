@@ -1,0 +1,1 @@
+"""Calendar assistant: events, invitations, colleagues' availability and meeting rooms."""

@@ -1,0 +1,1 @@
+"""Restaurant booking: search restaurants, check tables, book, change and cancel reservations."""
