@@ -1,0 +1,54 @@
+"""Pre-Act format reward: is the completion one well-formed Pre-Act step (SPEC §4.1)?
+
+Scores 1.0 for a clean step: the strict parser accepts it, ``<think>`` is not empty, and,
+when the dataset gives ``step_index``, the first step of a turn (``step_index == 0``) has a
+``<plan>``. Scores 0.5 when the lenient parser still recovers an action but something is off,
+and 0.0 when no action can be read. Applies to every sample, so it never returns None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evaluators.scoring import completion_text
+from mads_bench.pre_act import parse_step
+
+
+def _format_score(completion: Any, step_index: Any) -> float:
+    text = completion_text(completion)
+    if text is None:
+        return 0.0
+    parsed = parse_step(text, strict=False)
+    if parsed.action is None:
+        return 0.0
+    clean = not parsed.problems and bool(parsed.think)
+    if step_index == 0 and parsed.plan is None:
+        clean = False
+    return 1.0 if clean else 0.5
+
+
+def pre_act_format_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
+    """1.0 for a clean Pre-Act step, 0.5 when only an action is recoverable, 0.0 otherwise.
+
+    Args:
+        completions (`list[str]` or `list[list[dict]]`): Plain-text or conversational
+            completions.
+        **kwargs: Dataset columns; ``step_index`` (optional) requires a plan on step 0.
+
+    Returns:
+        `list[float | None]`: One reward per completion (never None).
+
+    Example:
+        >>> pre_act_format_reward([
+        ...     '<think>t</think><plan>1. greet</plan><action type="say">Hi</action>',
+        ...     '<think>t</think><action type="say">Hi</action>',
+        ...     "<action type='say'>Hi",
+        ...     "Hi"], step_index=[0, 0, 1, 1])
+        [1.0, 0.5, 0.5, 0.0]
+    """
+    step_indices = kwargs.get("step_index") or [None] * len(completions)
+    if len(step_indices) != len(completions):
+        raise ValueError(
+            f"column 'step_index' has {len(step_indices)} values for {len(completions)} completions"
+        )
+    return [_format_score(c, s) for c, s in zip(completions, step_indices, strict=True)]
