@@ -6,10 +6,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mads_bench.cli import atod, evaluation, info, models, scenarios
+from mads_bench.cli import atod, evaluation, info, models, scenarios, simulate
 from mads_bench.loading import CatalogError
 
-COMMAND_GROUPS = (info, models, scenarios, atod, evaluation)
+COMMAND_GROUPS = (info, models, scenarios, simulate, atod, evaluation)
 
 
 def build_parser() -> argparse.ArgumentParser:

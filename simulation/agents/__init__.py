@@ -1,0 +1,80 @@
+"""Simulation agents: the shared protocol, scripted and LLM user/assistant, the tool agent.
+
+``make_agent(role, spec, scenario)`` is the one factory: ``spec`` is ``scripted`` (the
+offline, deterministic default) or any backend spec of :mod:`simulation.backends`
+(``transformers:<model>``, ``openai:<model>@<url>``, ``fake:`` in tests). The tool agent is
+always the backend-backed :class:`BackendToolAgent` (spec ``backend``).
+
+Example:
+    >>> from mads_bench.catalog import load_domain
+    >>> scenario = load_domain("mock").scenarios[0]
+    >>> make_agent("user", "scripted", scenario).spec
+    'scripted'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mads_bench.data_model import Scenario
+from simulation.agents.assistant import ScriptedAssistant
+from simulation.agents.llm import LLMAssistant, LLMUser
+from simulation.agents.protocol import BackendToolAgent, Participant
+from simulation.agents.user import ScriptedUser
+
+__all__ = [
+    "BackendToolAgent",
+    "LLMAssistant",
+    "LLMUser",
+    "Participant",
+    "ScriptedAssistant",
+    "ScriptedUser",
+    "make_agent",
+]
+
+ROLES = ("user", "assistant", "tool")
+
+
+def make_agent(
+    role: str,
+    spec: str,
+    scenario: Scenario,
+    *,
+    seed: int = 0,
+    style: str = "pre_act",
+    backend: Any = None,
+    **generation: Any,
+) -> Participant:
+    """Build one participant for a conversation.
+
+    Args:
+        role: ``user``, ``assistant`` or ``tool``.
+        spec: ``scripted`` or a backend spec (``transformers:<path>``, ``openai:<m>@<url>``);
+            ``backend`` for the tool role.
+        scenario: the scenario being simulated.
+        seed: conversation seed.
+        style: assistant step style, ``pre_act`` or ``react``.
+        backend: an already built backend for ``spec`` (shared across conversations);
+            built with ``simulation.backends.get_backend(spec)`` when omitted.
+        **generation: ``max_new_tokens`` / ``temperature`` for LLM agents.
+
+    Returns:
+        `Participant`: an object with ``spec`` and ``respond(view) -> Message``.
+    """
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}; expected one of {ROLES}")
+    if role == "tool":
+        if spec != "backend":
+            raise ValueError(f"tool agent spec must be 'backend' (the tool backend), got {spec!r}")
+        return BackendToolAgent(scenario, seed)
+    if spec == "scripted":
+        if role == "user":
+            return ScriptedUser(scenario, seed)
+        return ScriptedAssistant(scenario, seed, style=style)
+    if backend is None:
+        from simulation.backends import get_backend
+
+        backend = get_backend(spec)
+    if role == "user":
+        return LLMUser(backend, scenario, seed, **generation)
+    return LLMAssistant(backend, seed, **generation)

@@ -1,0 +1,324 @@
+"""The scripted assistant: a competent, grounded policy driven by the scenario's gold workflow.
+
+It calls the gold tools in order, but only with values it has grounded in the conversation
+(:mod:`simulation.agents.grounding`): it asks for slots the user has not given, checks a
+slot the user stated differently (goal revision), and says in its think when a value comes
+from the task context rather than the conversation.
+
+Write tools are confirmed with the user first. Recovery: ``timeout``/``backend_error`` are
+retried once in the same turn, then the user is asked whether to try again (one more
+round); empty results are reported with alternatives and searched again once if the user
+agrees; refusals (``policy_violation``, ``invalid_state``, ...) are explained — resubmitted
+once if the refusal asks for a confirmation, otherwise declined with alternatives. An
+impossible scenario runs its workflow and declines with its ``fallback_behavior``. The turn
+ends with a summary of what the tools returned. Every step is rendered with
+:func:`mads_bench.pre_act.render_step` (so it strict-parses) and its think/plan name the
+tool, the slots, the error code and the step count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mads_bench.catalog import load_domain
+from mads_bench.data_model import Message, Scenario, ToolResult
+from mads_bench.pre_act import Action, PreActStep, canonical_json, render_step
+from simulation.agents import speech
+from simulation.agents.grounding import SlotGrounding
+from simulation.agents.text import (
+    is_affirmative,
+    is_refusal,
+    normalise,
+    slot_label,
+)
+
+ATTEMPTS_PER_ROUND = 2  # first call + one retry, then ask the user
+
+
+class ScriptedAssistant:
+    """Deterministic assistant policy (see the module docstring).
+
+    Args:
+        scenario: the scenario (gold workflow, slots, fallback).
+        seed: conversation seed (unused by the policy, kept for the common signature).
+        style: ``"pre_act"`` (default) or ``"react"`` (no plan).
+    """
+
+    spec = "scripted"
+
+    def __init__(self, scenario: Scenario, seed: int = 0, style: str = "pre_act") -> None:
+        self.scenario, self.seed, self.style = scenario, seed, style
+        self.tools = {t.name: t for t in load_domain(scenario.domain).tools_for(scenario)}
+        self.gold = scenario.gold_workflow
+        self.grounding = SlotGrounding(scenario)
+        self.pointer = self.attempts = self.rounds = self.steps_in_turn = self.seen = 0
+        self.confirmed: set[str] = set()
+        self.asked: set[str] = set()
+        self.awaiting: tuple[Any, ...] | None = None
+        self.issue: tuple[Any, ...] | None = None
+        self.retry_empty = self.resubmit = False
+        self.last_error = ("", "")
+        self.results: list[ToolResult] = []
+
+    # ------------------------------------------------------------------ reading the view
+    def respond(self, view: list[Message]) -> Message:
+        """The next Pre-Act step for the assistant's view of the conversation."""
+        for message in view[self.seen :]:
+            if message.role == "user":
+                self._on_user(message.content)
+            elif message.role == "tool" and message.tool_result is not None:
+                self._on_result(message.tool_result)
+        self.seen = len(view)
+        users = [normalise(m.content) for m in view if m.role == "user"]
+        tools = normalise(" ".join(m.content for m in view if m.role == "tool"))
+        think, action, plan_steps = self._decide(users, tools)
+        plan = None
+        if self.steps_in_turn == 0 and self.style == "pre_act":
+            plan = "\n".join(f"{i}. {s}" for i, s in enumerate(plan_steps, 1))
+        self.steps_in_turn = 0 if action.type == "say" else self.steps_in_turn + 1
+        step = PreActStep(think=think, plan=plan, action=action)
+        return Message(role="assistant", content=render_step(step, self.style), turn_index=0)
+
+    def _on_user(self, text: str) -> None:
+        awaiting, self.awaiting = self.awaiting, None
+        # Retrying is agreed to by anything but a refusal (the user may just add details).
+        lenient = awaiting is not None and awaiting[0] in ("retry", "empty")
+        agrees = is_affirmative(text) or (lenient and not is_refusal(text))
+        if awaiting is None or not agrees:
+            return
+        if awaiting[0] == "confirm":
+            self.confirmed.add(awaiting[1])
+        elif awaiting[0] == "stale":
+            self.grounding.accepted[awaiting[1]] = awaiting[2]
+        elif awaiting[0] == "retry":
+            self.attempts, self.rounds, self.issue = 0, self.rounds + 1, None
+        elif awaiting[0] == "empty":
+            self.retry_empty, self.issue = True, None
+        elif awaiting[0] == "resubmit":
+            self.resubmit, self.issue = True, None
+
+    def _on_result(self, result: ToolResult) -> None:
+        content = result.content if isinstance(result.content, dict) else {}
+        if result.ok and speech.is_empty_result(result.content) and not self.scenario.impossible:
+            self.issue = ("empty", result.name, self.retry_empty)
+        elif result.ok:
+            self.results.append(result)
+            self.pointer, self.attempts, self.retry_empty, self.resubmit = (
+                self.pointer + 1,
+                0,
+                False,
+                False,
+            )
+        elif content.get("retryable") or content.get("code") in ("timeout", "backend_error"):
+            self.attempts += 1
+            self.last_error = (content.get("code", "error"), content.get("message", ""))
+        else:
+            self.issue = ("refused", result.name, content.get("code"), content.get("message", ""))
+
+    # ------------------------------------------------------------------ deciding
+    def _decide(self, users: list[str], tools: str) -> tuple[str, Action, list[str]]:
+        remaining = [g.name for g in self.gold[self.pointer :]]
+        if self.issue is not None:
+            return self._handle_issue(remaining)
+        if self.pointer >= len(self.gold):
+            return self._finish()
+        call = self.gold[self.pointer]
+        args, missing, stale, derived = self.grounding.resolve(call.arguments, users, tools)
+        where = f"step {self.pointer + 1} of {len(self.gold)}"
+        if missing:
+            labels = " and ".join(f"the {slot_label(m)}" for m in missing)
+            think = (
+                f"{call.name} ({where}) needs {labels}, which the user has not given yet; "
+                "I ask instead of guessing."
+            )
+            return (
+                think,
+                Action.say(f"Could you tell me {labels}?"),
+                [
+                    f"Ask the user for {labels}.",
+                    *[f"Call {n}." for n in remaining],
+                    "Report the outcome.",
+                ],
+            )
+        if stale:
+            slot, stated = stale[0]
+            self.awaiting = ("stale", slot, stated)
+            think = (
+                f"Before {call.name} ({where}) I notice the {slot_label(slot)} the user "
+                f"gave is {speech.render_value(stated)}; I check it before acting."
+            )
+            text = (
+                f"Just to check before I continue: you asked for {slot_label(slot)} "
+                f"{speech.render_value(stated)}. Shall I go ahead with that?"
+            )
+            return (
+                think,
+                Action.say(text),
+                [f"Confirm the {slot_label(slot)}.", *[f"Call {n}." for n in remaining]],
+            )
+        key = canonical_json({"name": call.name, "arguments": args})
+        if self.tools[call.name].kind == "write" and key not in self.confirmed:
+            if not self.resubmit:
+                again = "Noted. To confirm once more: " if key in self.asked else ""
+                self.awaiting = ("confirm", key)
+                self.asked.add(key)
+                think = (
+                    f"{call.name} ({where}) is a write and cannot be undone silently, so I "
+                    f"confirm {speech.describe_args(args)} with the user first."
+                )
+                text = (
+                    f"{again}I am ready to {slot_label(call.name)} with "
+                    f"{speech.describe_args(args)}. Shall I go ahead?"
+                )
+                return (
+                    think,
+                    Action.say(text),
+                    [
+                        f"Confirm {call.name} with the user.",
+                        *[f"Call {n}." for n in remaining],
+                        "Report the outcome.",
+                    ],
+                )
+        if self.attempts:
+            code, message = self.last_error
+            if self.attempts >= ATTEMPTS_PER_ROUND:
+                return self._offer_retry(call.name, code, message, remaining)
+            think = (
+                f"{call.name} failed with {code} ({message}); it is retryable, so I call it "
+                f"again (attempt {self.attempts + 1} of {ATTEMPTS_PER_ROUND})."
+            )
+        else:
+            grounded = [k for k in args if k not in derived]
+            think = f"Next is {call.name} ({where})"
+            if grounded:
+                think += f"; {' and '.join(grounded)} came up in the conversation"
+            think += "."
+            if derived:
+                think += (
+                    f" {', '.join(derived)} did not come up yet, so I take it from the "
+                    "task context."
+                )
+        return (
+            think,
+            Action.tool(call.name, args),
+            [f"Call {n}." for n in remaining] + ["Report the outcome to the user."],
+        )
+
+    # ------------------------------------------------------------------ saying
+    def _offer_retry(self, tool: str, code: str, message: str, remaining: list[str]) -> tuple:
+        if self.rounds >= 1:
+            self.pointer = len(self.gold)
+            text = (
+                f"I'm sorry, {slot_label(tool)} is still failing ({code}: {message}). "
+                "Instead, you could try again later, and I can help with anything else."
+            )
+            return (
+                f"{tool} failed {ATTEMPTS_PER_ROUND} more times with {code}; I stop "
+                "retrying and explain.",
+                Action.say(text),
+                ["Explain the outage."],
+            )
+        self.awaiting = ("retry",)
+        think = (
+            f"{tool} failed {self.attempts} times with {code}; rather than loop, I tell "
+            "the user and offer to try again."
+        )
+        text = (
+            f"The {slot_label(tool)} service is not responding right now ({code}: "
+            f"{message}). Shall I try again?"
+        )
+        return (
+            think,
+            Action.say(text),
+            [
+                "Tell the user about the failure.",
+                *[f"Call {n} once they agree." for n in remaining],
+            ],
+        )
+
+    def _handle_issue(self, remaining: list[str]) -> tuple[str, Action, list[str]]:
+        kind, tool = self.issue[0], self.issue[1]
+        if kind == "empty":
+            already_retried = self.issue[2]
+            if not already_retried:
+                self.awaiting = ("empty",)
+                optional = [
+                    p
+                    for p in self.tools[tool].parameters.get("properties", {})
+                    if p not in self.tools[tool].required
+                ]
+                change = f" or change the {slot_label(optional[0])}" if optional else ""
+                text = (
+                    f"I'm sorry, {slot_label(tool)} found nothing for your request. As "
+                    f"alternatives, I can search once more{change}. Shall I search again?"
+                )
+                return (
+                    f"{tool} returned no results; I tell the user and offer alternatives.",
+                    Action.say(text),
+                    ["Report the empty result.", "Offer alternatives."],
+                )
+            self.pointer = len(self.gold)
+            text = (
+                f"I'm sorry, {slot_label(tool)} still found nothing. Instead, you could "
+                "adjust your request and I can search with the new details."
+            )
+            return (
+                f"{tool} came back empty twice; I stop and suggest alternatives.",
+                Action.say(text),
+                ["Explain that nothing was found."],
+            )
+        code, message = self.issue[2], self.issue[3]
+        if self.scenario.impossible:
+            self.issue = None
+            self.pointer = len(self.gold)
+            return self._finish(f"{tool} was refused ({code}: {message}). ")
+        if speech.invites_resubmission(message) and not self.resubmit:
+            self.awaiting = ("resubmit",)
+            text = f"The {slot_label(tool)} request was refused: {message} Shall I resubmit it now?"
+            return (
+                f"{tool} was refused with {code}; the rule asks for the user's confirmation, "
+                "so I explain it and offer to resubmit.",
+                Action.say(text),
+                ["Explain the rule.", f"Resubmit {tool} once the user confirms."],
+            )
+        self.issue, self.pointer = None, len(self.gold)
+        text = (
+            f"I'm sorry, I could not {slot_label(tool)}: {message} Instead, I can help you "
+            "with another option, or you could contact the team directly."
+        )
+        return (
+            f"{tool} was refused with {code} ({message}); this is a rule, not a glitch, so "
+            "I explain it and offer alternatives.",
+            Action.say(text),
+            ["Explain the rule.", "Offer alternatives."],
+        )
+
+    def _finish(self, reason: str = "") -> tuple[str, Action, list[str]]:
+        if self.scenario.impossible:
+            text = speech.spoken_fallback(self.scenario.fallback_behavior or "")
+            names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "the tools"
+            think = (
+                f"{reason}What {names} returned shows the task cannot be done as asked; "
+                "following the fallback, I explain why and offer alternatives."
+            )
+            return (
+                think,
+                Action.say(text),
+                ["Explain why it cannot be done.", "Offer the alternatives."],
+            )
+        done = [r for r in self.results if self.tools[r.name].kind == "write"] or self.results[-1:]
+        facts = (
+            "; ".join(f"{slot_label(r.name)}: {speech.describe_result(r.content)}" for r in done)
+            or "nothing needed changing"
+        )
+        names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "no tools"
+        think = (
+            f"All {len(self.gold)} workflow steps are done ({names}); I summarise what "
+            "the tools returned."
+        )
+        verb = "did" if any(self.tools[r.name].kind == "write" for r in done) else "found"
+        return (
+            think,
+            Action.say(f"All done. Here is what I {verb}: {facts}."),
+            ["Summarise the results."],
+        )

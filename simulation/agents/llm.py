@@ -1,0 +1,103 @@
+"""LLM-driven user and assistant agents on top of the backend registry (``simulation.backends``).
+
+Both take a built backend (anything with ``generate(conversations, max_new_tokens,
+temperature, seed, stop) -> list[str]``), so one loaded model serves many conversations.
+The assistant sends its view as chat messages (system, user, assistant, tool) and stops
+at ``</action>``; the stop string is put back so the step can be parsed. The user sees the
+conversation from its side: its brief as the system message, the assistant's ``say`` texts
+as ``user`` messages and its own messages as ``assistant`` messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mads_bench.data_model import InjectionRecord, Message, Scenario
+from simulation.agents.prompts import user_system_prompt
+from simulation.agents.text import DONE_TOKEN
+
+_OPENING_CUE = "(The assistant is waiting. Write your first message.)"
+
+
+class LLMAssistant:
+    """Assistant whose Pre-Act steps come from a language model.
+
+    Args:
+        backend: a chat backend (see :mod:`simulation.backends`).
+        seed: sampling seed (used when ``temperature > 0``).
+        max_new_tokens: generation budget per step.
+        temperature: 0 for greedy decoding.
+    """
+
+    def __init__(
+        self, backend: Any, seed: int = 0, max_new_tokens: int = 384, temperature: float = 0.0
+    ) -> None:
+        self.backend, self.seed = backend, seed
+        self.spec = backend.spec
+        self.max_new_tokens, self.temperature = max_new_tokens, temperature
+
+    def respond(self, view: list[Message]) -> Message:
+        """One step: the raw model output (``</action>`` restored after the stop string)."""
+        conversation = [{"role": m.role, "content": m.content} for m in view]
+        text = self.backend.generate(
+            [conversation],
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+            stop=["</action>"],
+        )[0]
+        if "<action" in text and not text.rstrip().endswith("</action>"):
+            text = text.rstrip() + "</action>"
+        return Message(role="assistant", content=text.strip(), turn_index=0)
+
+
+class LLMUser:
+    """Simulated user whose messages come from a language model briefed with the scenario.
+
+    Args:
+        backend: a chat backend.
+        scenario: the scenario (persona, objective, slots, behaviors go into the brief).
+        seed: sampling seed.
+        max_new_tokens: generation budget per message.
+        temperature: 0 for greedy decoding.
+    """
+
+    def __init__(
+        self,
+        backend: Any,
+        scenario: Scenario,
+        seed: int = 0,
+        max_new_tokens: int = 160,
+        temperature: float = 0.0,
+    ) -> None:
+        self.backend, self.scenario, self.seed = backend, scenario, seed
+        self.spec = backend.spec
+        self.max_new_tokens, self.temperature = max_new_tokens, temperature
+        self.system = user_system_prompt(scenario)
+        # The behaviors live in the brief from the first message on; record them there.
+        self.injections = [
+            InjectionRecord(kind=b.kind, turn_index=0, seed=seed, detail="in the user prompt")
+            for b in scenario.behaviors
+            if b.kind
+            in (
+                "partial_information",
+                "incremental_constraint_revelation",
+                "goal_revision",
+                "adversarial_tone",
+            )
+        ]
+
+    def respond(self, view: list[Message]) -> Message:
+        """The next user message; an empty generation ends the conversation with [DONE]."""
+        conversation = [{"role": "system", "content": self.system}]
+        flipped = {"user": "assistant", "assistant": "user"}
+        conversation += [{"role": flipped[m.role], "content": m.content} for m in view]
+        if not view:
+            conversation.append({"role": "user", "content": _OPENING_CUE})
+        text = self.backend.generate(
+            [conversation],
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            seed=self.seed,
+        )[0].strip()
+        return Message(role="user", content=text or DONE_TOKEN, turn_index=0)

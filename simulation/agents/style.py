@@ -1,0 +1,163 @@
+"""Persona writing styles for the scripted user, read deterministically from persona fields.
+
+A :class:`StyleProfile` is extracted once from a persona's ``writing_style`` and
+``sample_messages`` with keyword rules: the greeting and sign-off it quotes ("Opens with
+'Good day.'", "signs off 'cheers pal'"), its case (all lowercase, ALL CAPS), emojis it
+uses, whether it writes key: value lines, dash lists or terse fragments. :meth:`apply`
+turns the scripted user's neutral sentences into that voice, so style cues are visible
+in every message and identical for the same persona.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from mads_bench.data_model import Persona
+
+_QUOTED = re.compile(r"'([^']{1,60}?)'(?=[\s,.;:)!?]|$)")
+# Cue words a quoted phrase follows ("opens with 'X'") or precedes ("'X' at the end").
+_GREET_BEFORE = re.compile(r"\b(opens with|starts with|greets with|greets first \(|greets)", re.I)
+_GREET_AFTER = re.compile(r"^\s?(as a greeting|to start|at the start)", re.I)
+_SIGN_BEFORE = re.compile(
+    r"\b(closes with|closes|signs off with|signs off|signs|ends with|ends)\b", re.I
+)
+_SIGN_AFTER = re.compile(r"^\s?(at the end|to finish|to thank|to say thanks)", re.I)
+_EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
+_GREETING_WORDS = ("hello", "hi", "hey", "good", "dear", "yo", "aloha", "salaam", "bonjour")
+
+
+@dataclass(frozen=True)
+class StyleProfile:
+    """Concrete, deterministic cues of one persona's writing style."""
+
+    greeting: str | None = None
+    sign_off: str | None = None
+    case: str = "normal"  # normal | lower | upper
+    emojis: tuple[str, ...] = ()
+    layout: str = "prose"  # prose | dash | key_value | numbered
+    terse: bool = False
+    no_punctuation: bool = False
+    cues: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_persona(cls, persona: Persona) -> StyleProfile:
+        """Read the cues from ``writing_style`` (quoted phrases) and ``sample_messages``.
+
+        Example:
+            >>> from mads_bench.catalog import load_personas
+            >>> style = StyleProfile.from_persona(load_personas()["tomasz_nowak"])
+            >>> style.greeting, style.sign_off
+            ('Good day.', 'Thank you.')
+        """
+        text = persona.writing_style
+        lowered = text.casefold()
+        quotes = list(_QUOTED.finditer(text))
+        greeting = _cued_quote(text, quotes, _GREET_BEFORE, _GREET_AFTER)
+        sign_off = _cued_quote(text, quotes, _SIGN_BEFORE, _SIGN_AFTER)
+        no_greeting = "no greeting" in lowered
+        if greeting is None and not no_greeting:
+            first = persona.sample_messages[0]
+            words = first.split()
+            if words and words[0].strip(",.!").casefold().rstrip("i") in _GREETING_WORDS:
+                clause = re.match(r"[^,.!?]*[,.!?]?", first).group()
+                greeting = clause if len(clause.split()) <= 3 else words[0]
+        case = "normal"
+        if "writes everything in capital" in lowered:
+            case = "upper"
+        elif re.search(
+            r"all lowercase|mostly lowercase|no capitals|lowercase sentences|"
+            r"lowercase except|and lowercase|few capitals",
+            lowered,
+        ):
+            case = "lower"
+        emojis = tuple(dict.fromkeys(_EMOJI.findall(text + "".join(persona.sample_messages))))
+        if "never uses emoji" in lowered or "no emojis" in lowered or "never emoji" in lowered:
+            emojis = ()
+        layout = "prose"
+        if "dash" in lowered and "line" in lowered:
+            layout = "dash"
+        elif "key: value" in lowered:
+            layout = "key_value"
+        elif "numbers his requests" in lowered or "numbered conditions" in lowered:
+            layout = "numbered"
+        terse = bool(re.search(r"\bterse|minimalist|clipped|fragments|one line per", lowered))
+        return cls(
+            greeting=None if no_greeting else greeting,
+            sign_off=sign_off,
+            case=case,
+            emojis=emojis[:3],
+            layout=layout,
+            terse=terse,
+            no_punctuation="no punctuation" in lowered,
+            cues=[c for c, on in (("terse", terse), ("layout:" + layout, layout != "prose")) if on],
+        )
+
+    def apply(
+        self,
+        sentences: list[str],
+        facts: list[str],
+        *,
+        opening: bool = False,
+        closing: bool = False,
+        turn: int = 0,
+        filler: tuple[str, ...] = (),
+    ) -> str:
+        """Write ``sentences`` plus ``facts`` (``label: value`` strings) in this voice.
+
+        Args:
+            sentences: neutral sentences (the request, an answer, a reaction).
+            facts: slot facts to give, as ``"label: value"``.
+            opening: add the greeting.
+            closing: add the sign-off.
+            turn: 0-based user turn, picks the emoji deterministically.
+            filler: sentences a terse writer leaves out.
+
+        Returns:
+            `str`: the message text.
+        """
+        if self.terse:  # fragments: drop the filler, no full stops
+            sentences = [s.rstrip(".") for s in sentences if s not in filler] or [""]
+        if self.layout == "dash":
+            body = "\n".join(f"- {s}" for s in [*sentences, *facts] if s)
+        elif self.layout == "key_value":
+            body = "\n".join([*sentences, *facts])
+        elif self.layout == "numbered" and facts:
+            numbered = [f"{i}) {fact}" for i, fact in enumerate(facts, 1)]
+            body = " ".join(sentences) + "\n" + "\n".join(numbered)
+        else:
+            details = "; ".join(facts)
+            body = " ".join([*sentences, *([f"Details: {details}."] if details else [])])
+        parts = [self.greeting if opening and self.greeting else "", body.strip()]
+        if closing and self.sign_off:
+            parts.append(self.sign_off)
+        text = (
+            "\n".join(p for p in parts if p)
+            if self.layout != "prose"
+            else " ".join(p for p in parts if p)
+        )
+        if self.emojis:
+            text = f"{text} {self.emojis[turn % len(self.emojis)]}"
+        if self.no_punctuation:
+            text = re.sub(r"[.,;!]", "", text)
+        if self.case == "lower":
+            text = text.lower()
+        elif self.case == "upper":
+            text = text.upper()
+        return text
+
+
+def _cued_quote(
+    text: str, quotes: list[re.Match[str]], before: re.Pattern[str], after: re.Pattern[str]
+) -> str | None:
+    """The quoted phrase right after a ``before`` cue (within 30 chars) or right before an
+    ``after`` cue, whichever comes first in the text."""
+    for quote in quotes:
+        if after.match(text, quote.end() + 1) or after.match(text[quote.end() + 1 :]):
+            return quote.group(1)
+        cue = None
+        for match in before.finditer(text, max(0, quote.start() - 40), quote.start()):
+            cue = match
+        if cue is not None and quote.start() - cue.end() <= 30:
+            return quote.group(1)
+    return None

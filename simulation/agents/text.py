@@ -1,0 +1,184 @@
+"""Text helpers shared by the scripted agents: value normalisation, slot labels, cue detection.
+
+Both scripted agents talk in plain text, so they need the same conventions: a slot's
+human label (``card_last4`` -> ``card last four digits``), how a value is written
+(``premium_economy`` -> ``premium economy``, ``True`` -> ``yes``), and how a value is found
+in free text (case-insensitive, ``1,200`` = ``1200`` = ``1200.00``). The cue detectors
+(confirmation question, affirmative answer, completion, decline) are keyword rules that also
+work on LLM-written messages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+DONE_TOKEN = "[DONE]"
+NOT_PROCESSED_NOTICE = "Sorry, I could not process that request. Could you say it again?"
+
+_LABEL_WORDS = {"id": "ID", "last4": "last four digits", "num": "number", "ref": "reference"}
+_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
+_CONFIRM_CUES = (
+    "shall i",
+    "should i",
+    "do you want me to",
+    "would you like me to",
+    "can i go ahead",
+    "may i go ahead",
+    "ok to proceed",
+    "okay to proceed",
+    "want me to",
+)
+_AFFIRMATIVE = re.compile(
+    r"\b(yes|yep|yeah|yup|sure|ok|okay|go ahead|confirm|confirmed|please do|book it|do it|"
+    r"fine|correct|that's right|sounds good|perfect|aye|proceed)\b",
+    re.IGNORECASE,
+)
+_NEGATIVE = re.compile(r"\b(no|nope|don't|dont|do not|stop|wait|cancel that)\b", re.IGNORECASE)
+_COMPLETION_CUES = (
+    "all done",
+    "is done",
+    "has been",
+    "have been",
+    "successfully",
+    "is now",
+    "here is what i found",
+    "here's what i found",
+    "you're all set",
+    "you are all set",
+)
+_DECLINE_CUES = ("i'm sorry", "i am sorry", "unfortunately", "i can't", "i cannot", "unable to")
+_ALTERNATIVE_CUES = ("instead", "alternative", "i can offer", "option", "you could", "i suggest")
+
+
+def slot_label(name: str) -> str:
+    """Human label of a slot or argument name.
+
+    Example:
+        >>> slot_label("card_last4"), slot_label("customer_id")
+        ('card last four digits', 'customer ID')
+    """
+    return " ".join(_LABEL_WORDS.get(part, part) for part in name.split("_"))
+
+
+def render_value(value: Any) -> str:
+    """How a slot value is written in a message.
+
+    Example:
+        >>> render_value("premium_economy"), render_value(True), render_value(["A B", "C"])
+        ('premium economy', 'yes', 'A B and C')
+    """
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return " and ".join(render_value(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str):
+        return value.replace("_", " ")
+    return str(value) if not isinstance(value, dict) else json.dumps(value, sort_keys=True)
+
+
+def _canonical_number(match: re.Match[str]) -> str:
+    number = float(match.group().replace(",", ""))
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def normalise(text: str) -> str:
+    """Lower-case, underscores to spaces, numbers in one canonical spelling, single spaces.
+
+    Example:
+        >>> normalise("Move 1,200.00 to Premium_Economy")
+        'move 1200 to premium economy'
+    """
+    text = text.casefold().replace("_", " ")
+    text = _NUMBER.sub(_canonical_number, text)
+    return " ".join(text.split())
+
+
+def value_in(value: Any, normalised_text: str) -> bool:
+    """Whether ``value`` (scalar, or every element of a list) appears in normalised text.
+
+    Booleans never count as appearing: ``true`` is not something a user writes.
+
+    Example:
+        >>> value_in(142.80, normalise("pay 142.8 dollars")), value_in("O1", "cancel o12")
+        (True, False)
+    """
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, list):
+        return bool(value) and all(value_in(v, normalised_text) for v in value)
+    needle = normalise(render_value(value))
+    if not needle:
+        return False
+    pattern = r"(?<![\w-])" + re.escape(needle) + r"(?![\w-])"
+    return re.search(pattern, normalised_text) is not None
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equality after normalisation (``1200`` = ``1,200.0``, case-insensitive strings)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return normalise(render_value(a)) == normalise(render_value(b))
+
+
+def asks_confirmation(text: str) -> bool:
+    """Whether an assistant message asks the user to confirm an action."""
+    lowered = text.casefold()
+    return "?" in text and any(cue in lowered for cue in _CONFIRM_CUES)
+
+
+def is_affirmative(text: str) -> bool:
+    """Whether a user message agrees: one sentence says yes and does not refuse.
+
+    Example:
+        >>> is_affirmative("I don't trust bots. Yes, go ahead."), is_affirmative("no, wait")
+        (True, False)
+    """
+    sentences = re.split(r"(?<=[.!?\n])\s+", text)
+    return any(_AFFIRMATIVE.search(s) and not _NEGATIVE.search(s) for s in sentences)
+
+
+def is_refusal(text: str) -> bool:
+    """Whether a user message opens with a refusal ("no", "stop", "don't ...").
+
+    Example:
+        >>> is_refusal("No, leave it."), is_refusal("I don't trust bots. Try again.")
+        (True, False)
+    """
+    return re.match(r"\W*(no|nope|stop|don't|dont|do not)\b", text, re.IGNORECASE) is not None
+
+
+def reports_completion(text: str) -> bool:
+    """Whether an assistant message reports that the task is done."""
+    lowered = text.casefold()
+    return any(cue in lowered for cue in _COMPLETION_CUES)
+
+
+def declines_with_alternatives(text: str) -> bool:
+    """Whether an assistant message declines and offers something else."""
+    lowered = text.casefold()
+    declines = any(cue in lowered for cue in _DECLINE_CUES)
+    return declines and any(cue in lowered for cue in _ALTERNATIVE_CUES)
+
+
+def mentioned_slots(text: str, slot_names: list[str]) -> list[str]:
+    """Slots whose label (or raw name) occurs in ``text``, in ``slot_names`` order.
+
+    Longer labels win: in "the charge amount", ``charge_amount`` matches and ``amount`` does not.
+
+    Example:
+        >>> mentioned_slots("Your customer ID and the charge amount?", ["amount", "charge_amount",
+        ...                 "customer_id"])
+        ['charge_amount', 'customer_id']
+    """
+    lowered = text.casefold()
+    found = set()
+    for name in sorted(slot_names, key=lambda n: -len(slot_label(n))):
+        for needle in {slot_label(name).casefold(), name}:
+            if needle in lowered:
+                found.add(name)
+                lowered = lowered.replace(needle, " " * len(needle))
+    return [name for name in slot_names if name in found]

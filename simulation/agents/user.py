@@ -1,0 +1,199 @@
+"""The scripted user: plays a persona, knows the objective and slots, acts out behaviors.
+
+Deterministic for a (scenario, seed): the only randomness (which adversarial phrase) comes
+from ``random.Random(f"{seed}:{scenario.id}:{turn}")``. What it does each turn, in order:
+
+1. opening (turn 0): greeting, the objective, and every slot that is neither withheld
+   (``partial_information``) nor queued (``incremental_constraint_revelation``); withheld
+   values that appear literally in the objective are replaced by "my <slot label>";
+2. goal revision: announced in the first message at or after user turn ``after_user_turn``
+   (0-based message index), or earlier when the assistant asks to confirm an action or asks
+   for a revised slot — a user who is about to change their mind does so before committing;
+3. confirms when asked "shall I ...?"; otherwise answers the slots the assistant asks for
+   (withheld ones are revealed only then); says ``[DONE]`` with a closing line when the
+   assistant reports completion or declines with alternatives, or after 3 turns without
+   progress; repeats itself after the runner's could-not-process notice;
+4. incremental revelation: one more queued slot per turn, in ``reveal_order``;
+5. adversarial tone: frustration/scepticism phrases, more and stronger with the intensity.
+
+Every applied behavior is recorded in ``injections``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from mads_bench.catalog import load_personas
+from mads_bench.data_model import InjectionRecord, Message, Scenario
+from simulation.agents.style import StyleProfile
+from simulation.agents.text import (
+    DONE_TOKEN,
+    NOT_PROCESSED_NOTICE,
+    asks_confirmation,
+    declines_with_alternatives,
+    mentioned_slots,
+    render_value,
+    reports_completion,
+    slot_label,
+)
+
+_TONE = {
+    "mild": ["Hmm, are you sure about that?", "I hope this works this time."],
+    "moderate": ["Honestly, this is taking longer than it should.", "I don't trust these bots."],
+    "severe": ["This is ridiculous, I've wasted enough time already!", "Just fix it, seriously!"],
+}
+MAX_STALLS = 3
+FILLER = ("Sure, here you go.", "Here is another detail.")
+
+
+class ScriptedUser:
+    """Rule-based simulated user (see the module docstring for the rules).
+
+    Args:
+        scenario: the scenario to play.
+        seed: conversation seed (phrase choice only).
+
+    Example:
+        >>> from mads_bench.catalog import load_domain
+        >>> user = ScriptedUser(load_domain("mock").scenarios[0], seed=0)
+        >>> user.respond([]).content
+        'Hello, I would like to cancel order O1. Details: order ID: O1.'
+    """
+
+    spec = "scripted"
+
+    def __init__(self, scenario: Scenario, seed: int = 0) -> None:
+        self.scenario, self.seed = scenario, seed
+        self.style = StyleProfile.from_persona(load_personas()[scenario.persona])
+        self.slots: dict[str, Any] = dict(scenario.slots)
+        partial = scenario.behaviors_of("partial_information")
+        self.withheld = {s for b in partial for s in b.withheld}
+        incremental = scenario.behaviors_of("incremental_constraint_revelation")
+        self.queue = [s for b in incremental for s in b.reveal_order]
+        revisions = scenario.behaviors_of("goal_revision")
+        self.revision = revisions[0] if revisions else None
+        tones = scenario.behaviors_of("adversarial_tone")
+        self.tone = tones[0].intensity if tones else None
+        self.given: set[str] = set()
+        self.turn = 0
+        self.stalls = 0
+        self.injections: list[InjectionRecord] = []
+
+    def _record(self, kind: str, detail: str) -> None:
+        self.injections.append(
+            InjectionRecord(kind=kind, turn_index=self.turn, seed=self.seed, detail=detail)
+        )
+
+    def _facts(self, names: list[str]) -> list[str]:
+        self.given.update(names)
+        return [f"{slot_label(n)}: {render_value(self.slots[n])}" for n in names]
+
+    def respond(self, view: list[Message]) -> Message:
+        """The next user message, given the user-facing exchanges so far."""
+        rng = random.Random(f"{self.seed}:{self.scenario.id}:{self.turn}")
+        done = False
+        if self.turn == 0:
+            sentences, facts = [self._objective_sentence()], self._opening_facts()
+        else:
+            sentences, facts, done = self._reply(view)
+        if not done and self.turn > 0 and self.queue:
+            facts += self._reveal_next()
+        if self.tone:
+            phrases = _TONE[self.tone]
+            if self.tone != "mild" or rng.random() < 0.5 or self.turn == 0:
+                phrase = rng.choice(phrases)
+                sentences = (
+                    [phrase, *sentences]
+                    if self.tone != "severe"
+                    else [phrase.upper(), *sentences, phrases[1 - phrases.index(phrase)]]
+                )
+                self._record("adversarial_tone", f"{self.tone}: {phrase}")
+        text = self.style.apply(
+            sentences, facts, opening=self.turn == 0, closing=done, turn=self.turn, filler=FILLER
+        )
+        if done:
+            text = f"{text} {DONE_TOKEN}"
+        self.turn += 1
+        return Message(role="user", content=text, turn_index=self.turn - 1)
+
+    def _objective_sentence(self) -> str:
+        objective = self.scenario.objective.strip()
+        for name in sorted(self.withheld | set(self.queue)):
+            value = render_value(self.slots[name])
+            pattern = r"(\w+\s)?(?<![\w.-])" + re.escape(value) + r"(?![\w-]|\.\d)"
+            found = re.search(pattern, objective, re.IGNORECASE)
+            if found:
+                before = found.group(1) or ""
+                keep = "" if before.strip().casefold() in slot_label(name).casefold() else before
+                objective = objective.replace(found.group(), f"{keep}my {slot_label(name)}")
+        first = objective.split()[0].casefold()
+        if first in ("i", "my", "i'd", "i'm"):
+            return objective
+        return f"I would like to {objective[0].lower()}{objective[1:]}"
+
+    def _opening_facts(self) -> list[str]:
+        names = [n for n in self.slots if n not in self.withheld and n not in self.queue]
+        if self.withheld:
+            self._record("partial_information", f"withheld {sorted(self.withheld)}")
+        if self.queue:
+            self._record("incremental_constraint_revelation", f"held back {self.queue}")
+        return self._facts(names)
+
+    def _reveal_next(self) -> list[str]:
+        while self.queue and self.queue[0] in self.given:
+            self.queue.pop(0)
+        if not self.queue:
+            return []
+        name = self.queue.pop(0)
+        self._record("incremental_constraint_revelation", f"revealed {name}")
+        return self._facts([name])
+
+    def _reply(self, view: list[Message]) -> tuple[list[str], list[str], bool]:
+        last = view[-1].content if view and view[-1].role == "assistant" else ""
+        if last == NOT_PROCESSED_NOTICE:
+            self.stalls += 1
+            previous = [m.content for m in view if m.role == "user"]
+            return [f"I said: {previous[-1]}" if previous else "Can you help me?"], [], False
+        asked = mentioned_slots(last, list(self.slots)) if "?" in last else []
+        revision = self.revision
+        if (
+            revision
+            and self.turn >= 1
+            and (
+                self.turn >= revision.after_user_turn
+                or asks_confirmation(last)
+                or set(asked) & set(revision.revised_slots)
+            )
+        ):
+            self.revision = None
+            self.slots.update(revision.revised_slots)
+            self._record("goal_revision", f"revised {sorted(revision.revised_slots)}")
+            opener = revision.revised_objective or "I'd like to change something."
+            rest = [n for n in asked if n not in revision.revised_slots]
+            return (
+                [f"Actually, change of plan. {opener}"],
+                self._facts([*revision.revised_slots, *rest]),
+                False,
+            )
+        if asks_confirmation(last):
+            self.stalls = 0
+            return ["Yes, please go ahead."], [], False
+        if asked:
+            self.stalls = 0
+            for name in asked:
+                if name in self.withheld and name not in self.given:
+                    self._record("partial_information", f"revealed {name} when asked")
+            return ["Sure, here you go."], self._facts(asked), False
+        if declines_with_alternatives(last):
+            return ["I see. Thanks for explaining, I will think about the alternatives."], [], True
+        if reports_completion(last):
+            return ["Thanks, that is all I needed."], [], True
+        self.stalls += 1
+        if self.stalls >= MAX_STALLS:
+            return ["Never mind, I will leave it here for now."], [], True
+        pending = [n for n in self.slots if n not in self.given and n not in self.withheld]
+        if "?" in last and pending:
+            return ["Here is another detail."], self._facts(pending[:1]), False
+        return ["Okay. What else do you need from me?"], [], False

@@ -1,0 +1,206 @@
+"""The conversation runner: orchestrates user, assistant and tool agents into a Trajectory.
+
+One conversation (MADS §3.1, SPEC §5):
+
+1. the trajectory starts with the assistant's system prompt; the user opens;
+2. per user turn the assistant makes steps until a ``say``: each step is parsed leniently
+   (:func:`mads_bench.pre_act.parse_step`), tool steps go to the tool agent and its result is
+   appended as a ``tool`` message; at most ``max_steps_per_turn`` steps;
+3. the run ends with ``end_reason``: ``done`` (the user wrote ``[DONE]``), ``turn_cap``
+   (``max_turns`` user turns), ``loop`` (the same tool call with identical arguments and
+   result ``loop_repeats`` times in a row, the same ``say`` in two consecutive turns, or the
+   step cap hit without a ``say``) or ``error`` (see below).
+
+Malformed assistant output — the ONE rule: every step is kept verbatim and its lenient-parse
+problems go to ``Message.parse_problems``. If an action was recovered (e.g. a say without
+``<plan>``, repairable tool JSON) it is carried out as recovered. If none could be recovered,
+the turn ends there and the user is shown the fixed notice ``NOT_PROCESSED_NOTICE``; after
+``max_malformed_turns`` such turns in a row the run ends with ``end_reason="error"``.
+Nothing here raises on model output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from mads_bench.data_model import Message, Scenario, ToolCall, Trajectory
+from mads_bench.pre_act import canonical_json, parse_step
+from simulation.agents import make_agent
+from simulation.agents.prompts import assistant_system_prompt
+from simulation.agents.protocol import Participant, assistant_view, tool_view, user_view
+from simulation.agents.text import DONE_TOKEN, NOT_PROCESSED_NOTICE
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Caps of one conversation."""
+
+    max_turns: int = 12
+    max_steps_per_turn: int = 8
+    max_malformed_turns: int = 2
+    loop_repeats: int = 3
+
+
+def conversation_seed(seed: int, scenario_id: str, repetition: int) -> int:
+    """The per-conversation seed derived from the run seed (stable across machines)."""
+    digest = hashlib.sha256(f"{seed}:{scenario_id}:{repetition}".encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
+def trajectory_id(scenario_id: str, repetition: int, seed: int) -> str:
+    """The record key: scenario id + repetition index + run seed."""
+    return f"{scenario_id}/r{repetition}/s{seed}"
+
+
+def simulate(
+    scenario: Scenario,
+    *,
+    seed: int = 0,
+    repetition: int = 0,
+    user: str = "scripted",
+    assistant: str = "scripted",
+    style: str = "pre_act",
+    limits: RunLimits | None = None,
+    backends: dict[str, Any] | None = None,
+) -> Trajectory:
+    """Simulate one conversation of ``scenario`` with agents built from spec strings.
+
+    Args:
+        scenario: the scenario.
+        seed: run seed; the conversation seed is derived from (seed, scenario id, repetition).
+        repetition: index of this conversation among the scenario's repetitions.
+        user: user agent spec (``scripted`` or a backend spec).
+        assistant: assistant agent spec.
+        style: ``pre_act`` or ``react``.
+        limits: caps (defaults: :class:`RunLimits`).
+        backends: already built backends by spec, shared across conversations.
+
+    Returns:
+        `Trajectory`: with id ``<scenario>/r<repetition>/s<seed>``.
+
+    Example:
+        >>> from mads_bench.catalog import load_domain
+        >>> trajectory = simulate(load_domain("mock").scenarios[0], seed=0)
+        >>> trajectory.end_reason, trajectory.messages[1].role
+        ('done', 'user')
+    """
+    conv_seed = conversation_seed(seed, scenario.id, repetition)
+    built = backends or {}
+    agents = {
+        role: make_agent(role, spec, scenario, seed=conv_seed, style=style, backend=built.get(spec))
+        for role, spec in (("user", user), ("assistant", assistant))
+    }
+    tool_agent = make_agent("tool", "backend", scenario, seed=conv_seed)
+    trajectory = run_conversation(
+        scenario,
+        agents["user"],
+        agents["assistant"],
+        tool_agent,
+        seed=conv_seed,
+        style=style,
+        limits=limits or RunLimits(),
+    )
+    return trajectory.model_copy(update={"id": trajectory_id(scenario.id, repetition, seed)})
+
+
+def run_conversation(
+    scenario: Scenario,
+    user: Participant,
+    assistant: Participant,
+    tool_agent: Participant,
+    *,
+    seed: int,
+    style: str = "pre_act",
+    limits: RunLimits = RunLimits(),
+) -> Trajectory:
+    """Run built agents against each other (see the module docstring for the rules)."""
+    messages = [
+        Message(role="system", content=assistant_system_prompt(scenario, style), turn_index=0)
+    ]
+    shown: dict[int, str] = {}  # message position -> text the user saw for it
+    injections, taken = [], {id(user): 0, id(tool_agent): 0}
+    end, malformed_streak, last_say, calls = None, 0, None, 0
+
+    def collect(agent: Participant) -> None:
+        new = list(getattr(agent, "injections", []))[taken[id(agent)] :]
+        taken[id(agent)] += len(new)
+        injections.extend(new)
+
+    for turn in range(limits.max_turns):
+        reply = user.respond(user_view(messages, shown))
+        messages.append(
+            reply.model_copy(update={"role": "user", "turn_index": turn, "step_index": None})
+        )
+        collect(user)
+        if DONE_TOKEN in reply.content:
+            end = "done"
+            break
+        said, malformed, streak, previous = None, False, 0, None
+        for step in range(limits.max_steps_per_turn):
+            output = assistant.respond(assistant_view(messages)).content
+            parsed = parse_step(output, strict=False, style=style)
+            message = Message(
+                role="assistant",
+                content=output,
+                turn_index=turn,
+                step_index=step,
+                parse_problems=list(parsed.problems),
+            )
+            action = parsed.action
+            if action is None:
+                message.parse_problems.append(
+                    "no_action_recovered: turn ended; the user was shown the could-not-process "
+                    "notice"
+                )
+                messages.append(message)
+                shown[len(messages) - 1], malformed = NOT_PROCESSED_NOTICE, True
+                break
+            if action.type == "say":
+                messages.append(message)
+                shown[len(messages) - 1] = said = action.text
+                break
+            message.tool_call = ToolCall(
+                id=f"call_{calls}", name=action.name, arguments=action.arguments
+            )
+            calls += 1
+            messages.append(message)
+            result = tool_agent.respond(tool_view(messages))
+            messages.append(result)
+            collect(tool_agent)
+            signature = canonical_json(
+                [action.name, action.arguments, result.tool_result.ok, result.tool_result.content]
+            )
+            streak = streak + 1 if signature == previous else 1
+            previous = signature
+            if streak >= limits.loop_repeats:
+                end = "loop"
+                break
+        else:
+            end = "loop"  # the step cap was hit without a say
+        if end:
+            break
+        malformed_streak = malformed_streak + 1 if malformed else 0
+        if malformed_streak >= limits.max_malformed_turns:
+            end = "error"
+            break
+        if said is not None and said == last_say:
+            end = "loop"
+            break
+        last_say = said if said is not None else last_say
+    else:
+        end = "turn_cap"
+    return Trajectory(
+        id=f"{scenario.id}/seed{seed}",
+        scenario_id=scenario.id,
+        domain=scenario.domain,
+        complexity=scenario.complexity,
+        persona=scenario.persona,
+        seed=seed,
+        backends={"user": user.spec, "assistant": assistant.spec, "tool": tool_agent.spec},
+        messages=messages,
+        injections=injections,
+        end_reason=end,
+        final_state=tool_agent.backend.state() if hasattr(tool_agent, "backend") else None,
+    )

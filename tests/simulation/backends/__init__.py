@@ -1,0 +1,1 @@
+"""Tests of simulation.backends: registry, fake, transformers and OpenAI-compatible backends."""

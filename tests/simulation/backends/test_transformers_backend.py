@@ -1,0 +1,121 @@
+"""`transformers:<model>`: lazy loading, batching with left padding, seeding, stop strings."""
+
+import pytest
+
+from mads_bench.models import ModelNotFoundError
+from simulation.backends import TransformersBackend, get_backend
+
+PROMPTS = ["Hello!", "Book a table for two at seven tonight, please.", "Refund order A-1001"]
+SAMPLING = {"max_new_tokens": 10, "temperature": 1.0}
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_lm_path) -> TransformersBackend:
+    """One `tiny-lm` backend shared by the module (the model loads once)."""
+    return get_backend("transformers:tiny-lm", batch_size=8)
+
+
+def test_model_loads_lazily_and_only_once(tiny_lm_path):
+    backend = get_backend("transformers:tiny-lm")
+    # constructing and an empty batch load nothing
+    assert backend.generate([]) == [] and backend._model is None
+    backend.complete(["hi"], max_new_tokens=2)
+    model = backend._model
+    backend.complete(["hi"], max_new_tokens=2)
+    # the first call loads; later calls reuse the same objects
+    assert model is not None and backend._model is model
+
+
+def test_missing_model_is_reported_at_first_use(tmp_path):
+    backend = get_backend(f"transformers:{tmp_path / 'nowhere'}")
+    with pytest.raises(ModelNotFoundError, match="does not exist"):
+        backend.complete(["hi"])
+
+
+def test_same_seed_same_output_other_seed_other_output(tiny):
+    first = tiny.complete(PROMPTS, seed=7, **SAMPLING)
+    # same seed, same inputs → identical replies
+    assert tiny.complete(PROMPTS, seed=7, **SAMPLING) == first
+    # another seed → different samples (10 tokens over a 49k vocabulary)
+    assert tiny.complete(PROMPTS, seed=8, **SAMPLING) != first
+    # seeding is scoped: the global torch RNG is not reset by the backend
+    import torch
+
+    torch.manual_seed(0)
+    expected_next = torch.rand(1)
+    torch.manual_seed(0)
+    tiny.complete(["x"], seed=1, **SAMPLING)
+    assert torch.equal(torch.rand(1), expected_next)
+
+
+def test_greedy_is_deterministic_and_returns_only_new_text(tiny):
+    replies = tiny.complete(PROMPTS, max_new_tokens=6)
+    assert replies == tiny.complete(PROMPTS, max_new_tokens=6)
+    # the prompt (chat template with its system line) is not echoed back
+    assert all("<|im_start|>" not in r and "Book a table" not in r for r in replies)
+
+
+def test_max_new_tokens_bounds_the_reply(tiny):
+    replies = tiny.complete(PROMPTS, seed=3, max_new_tokens=5, temperature=1.0)
+    lengths = [len(tiny._tokenizer(r, add_special_tokens=False).input_ids) for r in replies]
+    # re-tokenising may merge pieces but never yields more than the 5 generated tokens (+1 slack)
+    assert all(0 < n <= 6 for n in lengths)
+
+
+def test_stop_string_truncates_the_same_sample(tiny):
+    full = tiny.complete(["Tell me a story."], seed=11, max_new_tokens=12, temperature=1.0)[0]
+    marker = full[len(full) // 2 : len(full) // 2 + 3]
+    assert marker.strip()  # a non-blank piece from the middle of the sample
+    cut = tiny.complete(
+        ["Tell me a story."], seed=11, max_new_tokens=12, temperature=1.0, stop=[marker]
+    )[0]
+    # the same sample, cut just before the first occurrence of the stop string
+    assert cut == full[: full.index(marker)]
+
+
+def test_batches_are_left_padded_with_attention_masks(tiny, monkeypatch):
+    seen = []
+    original = tiny._model.generate
+
+    def spy(**inputs):
+        seen.append(inputs)
+        return original(**inputs)
+
+    monkeypatch.setattr(tiny._model, "generate", spy)
+    tiny.complete(PROMPTS, max_new_tokens=2)
+    inputs = seen[0]
+    mask, ids = inputs["attention_mask"], inputs["input_ids"]
+    # one forward batch for three prompts of different lengths
+    assert len(seen) == 1 and ids.shape[0] == 3
+    # every row ends with real tokens; padding (mask 0) only on the left
+    assert bool(mask[:, -1].all())
+    shortest = int(mask.sum(dim=1).argmin())
+    assert mask[shortest, 0] == 0 and ids[shortest, 0] == tiny._tokenizer.pad_token_id
+
+
+def test_batch_size_splits_and_order_is_restored(tiny, monkeypatch):
+    batches = []
+
+    def fake_batch(prompts, *args):
+        batches.append(len(prompts))
+        return prompts  # the reply is its chat-templated prompt
+
+    monkeypatch.setattr(tiny, "batch_size", 2)
+    monkeypatch.setattr(tiny, "_generate_batch", fake_batch)
+    prompts = ["long " * 9 + "A", "B", "mid " * 3 + "C", "D", "E"]
+    replies = tiny.complete(prompts)
+    # 5 prompts in batches of at most 2 (sorted by length internally)
+    assert sorted(batches) == [1, 2, 2]
+    # each reply still lands at its prompt's position
+    assert all(f"user\n{p}<|im_end|>" in r for p, r in zip(prompts, replies, strict=True))
+
+
+@pytest.mark.slow
+def test_smollm2_answers_sensibly_and_batching_matches_one_by_one():
+    backend = get_backend("transformers:smollm2-135m", batch_size=4)
+    questions = ["What is the capital of France?", "Name a primary colour.", "What is 2 + 2?"]
+    batched = backend.complete(questions, max_new_tokens=16)
+    # a 135M instruct model knows the capital of France
+    assert "Paris" in batched[0]
+    # greedy answers do not depend on padding: batched == one by one
+    assert batched == [backend.complete([q], max_new_tokens=16)[0] for q in questions]

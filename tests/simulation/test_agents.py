@@ -1,0 +1,197 @@
+"""Tests of the simulation agents: text helpers, persona style, scripted user and assistant,
+LLM agents on the `fake:` backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from mads_bench.catalog import load_domain, load_personas
+from mads_bench.data_model import Message, Scenario, ToolResult
+from mads_bench.pre_act import parse_step
+from simulation.agents import LLMAssistant, LLMUser, ScriptedAssistant, ScriptedUser, make_agent
+from simulation.agents.speech import is_empty_result, spoken_fallback
+from simulation.agents.style import StyleProfile
+from simulation.agents.text import (
+    DONE_TOKEN,
+    asks_confirmation,
+    is_affirmative,
+    mentioned_slots,
+    normalise,
+    value_in,
+)
+
+
+def mock(scenario_id: str):
+    return next(s for s in load_domain("mock").scenarios if s.id == scenario_id)
+
+
+def said(text: str) -> list[Message]:
+    return [Message(role="assistant", content=text, turn_index=0)]
+
+
+def test_text_helpers() -> None:
+    # numbers are compared in one spelling, strings case-insensitively, whole tokens only
+    assert normalise("Pay 1,200.00 to Premium_Economy") == "pay 1200 to premium economy"
+    assert value_in(142.80, normalise("bill of 142.8 dollars"))
+    assert not value_in("O1", normalise("order O12"))
+    # the longest label wins: "charge amount" is not also "amount"
+    assert mentioned_slots("the charge amount?", ["amount", "charge_amount"]) == ["charge_amount"]
+    # a frustrated "don't" in another sentence does not cancel the yes
+    assert is_affirmative("I don't trust these bots. Yes, please go ahead.")
+    assert not is_affirmative("No, don't do that.")
+    assert asks_confirmation("I am ready to cancel order O1. Shall I go ahead?")
+
+
+def test_speech_helpers() -> None:
+    # the fallback instruction becomes first-person speech with the alternative
+    text = spoken_fallback("Explain that the kettle is out of stock and offer the blue mug.")
+    assert text == "I'm sorry. The kettle is out of stock. I can offer the blue mug instead."
+    # a search answer with no records is empty; a record with an empty list field is not
+    assert is_empty_result({"products": [], "count": 0, "query": "x"})
+    assert not is_empty_result({"a": 1, "b": 2, "c": 3, "d": 4, "open_invoices": []})
+
+
+def test_style_profiles_are_read_from_persona_fields() -> None:
+    personas = load_personas()
+    tomasz = StyleProfile.from_persona(personas["tomasz_nowak"])
+    # quoted greeting and sign-off of the writing style
+    assert (tomasz.greeting, tomasz.sign_off) == ("Good day.", "Thank you.")
+    assert tomasz.apply(["I need help."], [], opening=True, closing=True) == (
+        "Good day. I need help. Thank you."
+    )
+    # "All lowercase, almost no punctuation" persona: lowercase, full stops dropped
+    aiko = StyleProfile.from_persona(personas["aiko_tanaka"])
+    assert aiko.apply(["I want A."], ["order ID: X1"]) == "i want a details: order id: x1"
+    # terse dash-list persona: one fact per "- " line, filler sentences left out
+    marcus = StyleProfile.from_persona(personas["marcus_oyelaran"])
+    filler = ("Sure, here you go.",)
+    assert marcus.apply(["Sure, here you go."], ["amount: 5"], filler=filler) == "- amount: 5"
+
+
+def test_user_opening_withholds_partial_information() -> None:
+    user = ScriptedUser(mock("mock-buy-mug-unhappy"), seed=0)
+    opening = user.respond([]).content
+    # the withheld quantity (2) is not volunteered; the item name is
+    assert "quantity" not in opening and "blue mug" in opening
+    # asked for it, the user answers and records the reveal
+    answer = user.respond(said("Could you tell me the quantity?")).content
+    assert "quantity: 2" in answer
+    assert [i.detail for i in user.injections] == [
+        "withheld ['quantity']",
+        "revealed quantity when asked",
+    ]
+
+
+def test_user_confirms_then_says_done() -> None:
+    user = ScriptedUser(mock("mock-cancel-normal"), seed=0)
+    user.respond([])
+    # a "shall I" question is confirmed, a completion report ends the conversation
+    assert "go ahead" in user.respond(said("Shall I cancel order O1?")).content
+    closing = user.respond(said("All done. Order O1 has been cancelled.")).content
+    assert closing.endswith(DONE_TOKEN)
+    # the decline-with-alternatives path also ends it
+    other = ScriptedUser(mock("mock-cancel-normal"), seed=0)
+    other.respond([])
+    assert DONE_TOKEN in other.respond(said("I'm sorry. I can offer a mug instead.")).content
+
+
+def test_user_gives_up_after_three_turns_without_progress() -> None:
+    user = ScriptedUser(mock("mock-cancel-normal"), seed=0)
+    user.respond([])
+    replies = [user.respond(said("Let me think.")).content for _ in range(3)]
+    # two neutral nudges, then [DONE]
+    assert [DONE_TOKEN in r for r in replies] == [False, False, True]
+
+
+def test_user_incremental_revelation_and_revision() -> None:
+    scenario = Scenario.model_validate(
+        {
+            **load_domain("banking").scenarios[0].model_dump(),
+            "complexity": "unhappy",
+            "behaviors": [
+                {"kind": "incremental_constraint_revelation", "reveal_order": ["account"]},
+                {"kind": "goal_revision", "after_user_turn": 2, "revised_slots": {"account": "x"}},
+            ],
+        }
+    )
+    user = ScriptedUser(scenario, seed=0)
+    # the queued slot is held back in the opening and revealed on the next turn
+    assert "account: checking" not in user.respond([]).content
+    assert "account: checking" in user.respond(said("Noted.")).content
+    # at user turn 2 the revision is announced with the new value
+    revised = user.respond(said("Working on it.")).content
+    assert "change of plan" in revised.lower() and "account: x" in revised
+
+
+def test_adversarial_tone_scales_with_intensity() -> None:
+    base = load_domain("mock").scenarios[0]
+    texts = {}
+    for intensity in ("mild", "severe"):
+        scenario = base.model_validate(
+            {
+                **base.model_dump(),
+                "complexity": "unhappy",
+                "behaviors": [{"kind": "adversarial_tone", "intensity": intensity}],
+            }
+        )
+        texts[intensity] = ScriptedUser(scenario, seed=3).respond([]).content
+    # severe adds two phrases, the first in capitals; mild at most one, never shouted
+    assert any(w.isupper() and len(w) > 3 for w in texts["severe"].split())
+    assert not any(w.isupper() and len(w) > 3 for w in texts["mild"].split())
+
+
+def test_assistant_grounds_retries_and_asks() -> None:
+    scenario = mock("mock-buy-mug-unhappy")
+    assistant = ScriptedAssistant(scenario)
+    view = [Message(role="user", content="I want to buy a blue mug.", turn_index=0)]
+
+    def step(result: ToolResult | None = None):
+        if result is not None:
+            view.append(Message(role="tool", content="{}", turn_index=0, tool_result=result))
+        message = assistant.respond(view)
+        view.append(message)
+        return parse_step(message.content)  # strict: raises if not well-formed
+
+    first = step()
+    # the query is grounded, so it searches first; the plan names both tools
+    assert first.action.arguments == {"query": "blue mug"} and "place_order" in first.plan
+    timeout = {"code": "timeout", "message": "late", "retryable": True}
+    retry = step(ToolResult(call_id="c0", name="search_items", ok=False, content=timeout))
+    # a timeout is retried at once, and the think says which error and which attempt
+    assert retry.action.name == "search_items" and retry.plan is None
+    assert "timeout" in retry.think and "attempt 2" in retry.think
+    items = {"items": [{"item_id": "I1", "name": "blue mug", "stock": 3}]}
+    ask = step(ToolResult(call_id="c1", name="search_items", ok=True, content=items))
+    # the quantity never came up, so it asks instead of guessing
+    assert ask.action.text == "Could you tell me the quantity?"
+    assert "place_order" in ask.think
+
+
+def test_make_agent_factory() -> None:
+    scenario = mock("mock-cancel-normal")
+    # scripted specs give the scripted agents; a bad role or tool spec is a clear error
+    assert isinstance(make_agent("assistant", "scripted", scenario), ScriptedAssistant)
+    with pytest.raises(ValueError, match="unknown role"):
+        make_agent("judge", "scripted", scenario)
+    with pytest.raises(ValueError, match="tool agent spec"):
+        make_agent("tool", "scripted", scenario)
+
+
+def test_llm_agents_on_fake_backend() -> None:
+    from simulation.backends import get_backend
+
+    scenario = mock("mock-cancel-normal")
+    backend = get_backend("fake:", replies=['<think>t</think><action type="say">Hi'])
+    assistant = make_agent("assistant", "fake:", scenario, backend=backend)
+    assert isinstance(assistant, LLMAssistant)
+    view = [Message(role="system", content="sys", turn_index=0)]
+    # the stop string is restored so the step parses; the call stops at </action>
+    assert assistant.respond(view).content.endswith("</action>")
+    assert backend.settings[0]["stop"] == ["</action>"]
+    user_backend = get_backend("fake:", replies=["hello there", ""])
+    user = make_agent("user", "fake:", scenario, backend=user_backend)
+    assert isinstance(user, LLMUser)
+    # the brief is the system message; an empty reply ends with [DONE]
+    assert user.respond([]).content == "hello there"
+    assert "Priya Raman" in user_backend.calls[0][0]["content"]
+    assert user.respond(said("Anything else?")).content == DONE_TOKEN
