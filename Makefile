@@ -27,8 +27,8 @@ models: install
 demo: install
 	$(BIN)/mads-bench models setup
 	$(BIN)/mads-bench info
-	$(BIN)/mads-bench scenarios generate --domain banking --num 8 --seed 0 --out outputs/demo/scenarios_banking.jsonl
-	$(BIN)/mads-bench scenarios replay --file outputs/demo/scenarios_banking.jsonl --seed 0
+	@mkdir -p outputs/demo
+	$(BIN)/mads-bench simulate -k 2 --seed 0 --out outputs/demo/trajectories.jsonl --resume
 
 test: install
 	$(BIN)/mads-bench models setup minilm tiny-lm
