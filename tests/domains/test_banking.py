@@ -1,70 +1,18 @@
-"""The banking domain pack: tools against the seed data, business rules, scenarios, templates."""
+"""The banking domain pack: tools against the seed data, business rules, impossible tasks.
 
-import itertools
-from collections import Counter
+Scenarios, task templates and the pack's shape are checked in test_packs.py."""
 
-import jsonschema
+from functools import partial
+
 import pytest
 
-from mads_bench.catalog import load_domain, load_personas
-from mads_bench.data_model import BEHAVIOR_KINDS, ToolCall
-from mads_bench.database import ToolError
-from mads_bench.generator import Choices, IntRange, load_task_templates, render
-from simulation.tool_backend import ToolBackend
+from mads_bench.catalog import load_domain
+from tests.domains import helpers
+from tests.domains.helpers import MISSING, POLICY, REQ, STATE
 
 DOMAIN = load_domain("banking")
-REQ, STATE, POLICY, MISSING = "invalid_request", "invalid_state", "policy_violation", "not_found"
-PARAMETERS = {n: jsonschema.Draft202012Validator(t.parameters) for n, t in DOMAIN.tools.items()}
-RETURNS = {n: jsonschema.Draft202012Validator(t.returns) for n, t in DOMAIN.tools.items()}
-
-
-def call(tool, db=None, **arguments):
-    """Run one tool on ``db`` (fresh seed state by default); return (ok, content, db)."""
-    db = db or DOMAIN.database()
-    # test arguments must themselves be schema-valid, as the tool backend demands
-    assert PARAMETERS[tool].is_valid(arguments), (tool, arguments)
-    try:
-        content = DOMAIN.handlers[tool](db, **arguments)
-    except ToolError as err:
-        return False, err.to_content(), db
-    RETURNS[tool].validate(content)
-    return True, content, db
-
-
-def ok(tool, db=None, **arguments):
-    success, content, _ = call(tool, db, **arguments)
-    assert success, content
-    return content
-
-
-def error(tool, db=None, **arguments):
-    success, content, _ = call(tool, db, **arguments)
-    assert not success, content
-    return content
-
-
-# ------------------------------------------------------------------ pack shape
-
-
-def test_pack_shape():
-    kinds = Counter(t.kind for t in DOMAIN.tools.values())
-    assert len(DOMAIN.tools) == 12 and kinds == {"read": 6, "write": 6}
-    for tool in DOMAIN.tools.values():
-        # every parameter documented, no extra arguments accepted
-        assert tool.parameters["additionalProperties"] is False, tool.name
-        for name, prop in tool.parameters["properties"].items():
-            assert prop.get("description"), (tool.name, name)
-    assert Counter(s.complexity for s in DOMAIN.scenarios) == {
-        "normal": 4,
-        "unhappy": 8,
-        "impossible": 3,
-    }
-    used = {b.kind for s in DOMAIN.scenarios if s.complexity == "unhappy" for b in s.behaviors}
-    assert used == set(BEHAVIOR_KINDS)
-    personas = {s.persona for s in DOMAIN.scenarios}
-    assert len(personas) >= 8
-    assert all("banking" in load_personas()[p].domains for p in personas)
-    assert len({s.id for s in DOMAIN.scenarios}) == 15
+ok = partial(helpers.ok, "banking")
+error = partial(helpers.error, "banking")
 
 
 # ----------------------------------------------------------------------- reads
@@ -412,35 +360,14 @@ def test_unauthorized_dispute_locks_the_card():
     assert error("set_card_lock", db, card_id="CARD-0018", locked=False)["code"] == POLICY
 
 
-# ------------------------------------------------------------------- scenarios
+# ------------------------------------------------------------- scenarios, templates
+# test_packs.py runs every gold workflow; here, the rule each impossible one ends on.
 
-# Impossible scenarios end with the call that the rule refuses.
 IMPOSSIBLE_ENDS = {
     "banking-frozen-account-payment-impossible": STATE,
     "banking-old-charge-dispute-impossible": POLICY,
     "banking-savings-limit-impossible": POLICY,
 }
-
-
-@pytest.mark.parametrize("scenario", DOMAIN.scenarios, ids=lambda s: s.id)
-def test_gold_workflow_runs_on_the_backend(scenario):
-    backend = ToolBackend(scenario.model_copy(update={"behaviors": []}), seed=0, domain=DOMAIN)
-    results = [
-        backend.execute(ToolCall(id=f"c{i}", name=step.name, arguments=step.arguments))
-        for i, step in enumerate(scenario.gold_workflow)
-    ]
-    expected_error = IMPOSSIBLE_ENDS.get(scenario.id)
-    if expected_error:
-        assert results[-1].ok is False and results[-1].content["code"] == expected_error
-        results = results[:-1]
-    for result in results:
-        assert result.ok, (result.name, result.content)
-        RETURNS[result.name].validate(result.content)
-    assert set(IMPOSSIBLE_ENDS) == {s.id for s in DOMAIN.scenarios if s.impossible}
-
-
-# ------------------------------------------------------------------- templates
-
 TEMPLATE_IMPOSSIBLE_ENDS = {
     "savings_to_checking": POLICY,
     "lock_card": STATE,
@@ -450,39 +377,10 @@ TEMPLATE_IMPOSSIBLE_ENDS = {
 }
 
 
-def _values(source):
-    if isinstance(source, Choices):
-        return source.choices
-    if isinstance(source, IntRange):
-        low, high = source.range
-        return sorted({low, (low + high) // 2, high})
-    return [source]
+def test_impossible_scenarios_end_on_their_rule():
+    assert helpers.scenario_ends(DOMAIN.name) == IMPOSSIBLE_ENDS
 
 
-def test_templates_render_working_gold_calls():
-    templates = load_task_templates(DOMAIN)
-    assert len(templates) >= 6
-    assert {t.id for t in templates if t.impossible} == set(TEMPLATE_IMPOSSIBLE_ENDS)
-    for template in templates:
-        variants = [(template.record, template.slots, template.gold_workflow, None)]
-        if template.impossible:
-            iv = template.impossible
-            slots = {**template.slots, **iv.slots}
-            ends = TEMPLATE_IMPOSSIBLE_ENDS[template.id]
-            variants.append((iv.record or template.record, slots, iv.gold_workflow, ends))
-        for query, slots, gold, expected_error in variants:
-            records = DOMAIN.database().find(query.table, **query.where)
-            assert records, template.id
-            for record, values in itertools.product(
-                records, itertools.product(*map(_values, slots.values()))
-            ):
-                context = {"record": record}
-                for name, value in zip(slots, values, strict=True):
-                    context[name] = render(value, context)
-                render([template.objective, *template.success_criteria], context)
-                db = DOMAIN.database()
-                outcomes = [call(step.name, db, **render(step.arguments, context)) for step in gold]
-                if expected_error:
-                    assert outcomes[-1][1]["code"] == expected_error, (template.id, record)
-                    outcomes = outcomes[:-1]
-                assert all(o[0] for o in outcomes), (template.id, record, outcomes)
+def test_impossible_templates_end_on_their_rule():
+    ends = {template: {code} for template, code in TEMPLATE_IMPOSSIBLE_ENDS.items()}
+    assert helpers.template_ends(DOMAIN.name) == ends

@@ -1,18 +1,19 @@
-"""The calendar domain pack: tools against the seed data, business rules, scenarios, templates."""
+"""The calendar domain pack: tools against the seed data and business rules.
 
-import itertools
-from collections import Counter
+Scenarios, task templates and the pack's shape are checked in test_packs.py."""
 
-import jsonschema
+from functools import partial
+
 import pytest
 
-from mads_bench.catalog import load_domain, load_personas
-from mads_bench.data_model import BEHAVIOR_KINDS, Scenario, ToolCall
-from mads_bench.database import ToolError
-from mads_bench.generator import Choices, IntRange, load_task_templates, render
-from simulation.tool_backend import ToolBackend
+from mads_bench.catalog import load_domain
+from tests.domains import helpers
+from tests.domains.helpers import MISSING, POLICY, REQ, STATE
 
 DOMAIN = load_domain("calendar")
+call = partial(helpers.call, "calendar")
+error_code = partial(helpers.error_code, "calendar")
+
 RAJ = "raj.patel@northwind.example"
 SOFIA = "sofia.marquez@northwind.example"
 NINA = "nina.kowalczyk@northwind.example"
@@ -22,54 +23,13 @@ KENTA = "kenta.mori@northwind.example"
 HANNAH = "hannah.berg@northwind.example"
 
 
-def call(tool, db=None, **arguments):
-    """Run one tool on ``db`` (a fresh seed state by default); return (ok, content, db)."""
-    db = db or DOMAIN.database()
-    # the test arguments themselves must be schema-valid, as the tool backend demands
-    assert jsonschema.Draft202012Validator(DOMAIN.tools[tool].parameters).is_valid(arguments)
-    try:
-        content = DOMAIN.handlers[tool](db, **arguments)
-    except ToolError as err:
-        return False, err.to_content(), db
-    jsonschema.validate(content, DOMAIN.tools[tool].returns)
-    return True, content, db
-
-
-def error_code(tool, db=None, **arguments):
-    ok, content, _ = call(tool, db, **arguments)
-    assert not ok, content
-    return content["code"]
-
-
 def event(start, end, day="2026-04-16", **extra):
     return {"calendar_id": "work", "title": "Sync", "date": day, "start_time": start,
             "end_time": end, **extra}  # fmt: skip
 
 
-# ------------------------------------------------------------------ pack shape
-
-
-def test_pack_shape():
-    kinds = Counter(t.kind for t in DOMAIN.tools.values())
-    assert len(DOMAIN.tools) == 12 and kinds == {"read": 6, "write": 6}
-    for tool in DOMAIN.tools.values():
-        # every parameter documented, no extra arguments accepted
-        assert tool.parameters["additionalProperties"] is False, tool.name
-        for name, prop in tool.parameters["properties"].items():
-            assert prop.get("description"), (tool.name, name)
-    complexity = Counter(s.complexity for s in DOMAIN.scenarios)
-    assert complexity == {"normal": 4, "unhappy": 8, "impossible": 3}
-    used = {b.kind for s in DOMAIN.scenarios if s.complexity == "unhappy" for b in s.behaviors}
-    assert used == set(BEHAVIOR_KINDS)
-    personas = {s.persona for s in DOMAIN.scenarios}
-    assert len(personas) >= 8
-    assert all("calendar" in load_personas()[p].domains for p in personas)
-    assert len({s.id for s in DOMAIN.scenarios}) == 15
-
-
 # -------------------------------------------------------------------- refusals
 
-REQ, STATE, POLICY, MISSING = "invalid_request", "invalid_state", "policy_violation", "not_found"
 WEEK = {"start_date": "2026-04-14", "end_date": "2026-04-24"}
 
 
@@ -363,91 +323,3 @@ def test_book_meeting_room_replaces_room():
     rooms = call("search_meeting_rooms", db, date="2026-04-14", start_time="11:00",
                  end_time="12:00", equipment=["video"], building="HQ")[1]  # fmt: skip
     assert [r["room_id"] for r in rooms["rooms"]] == ["R-101", "R-201"]
-
-
-# ------------------------------------------------------------- scenarios, templates
-
-
-def blocked(result):
-    """An impossible task's last gold call hits a rule or finds nothing."""
-    content = result.content
-    return not result.ok or content.get("count") == 0 or content.get("slots") == []
-
-
-def run_gold(scenario):
-    """Execute a scenario's gold workflow with injected behaviors removed."""
-    backend = ToolBackend(scenario.model_copy(update={"behaviors": []}), seed=0, domain=DOMAIN)
-    calls = [
-        ToolCall(id=str(i), name=c.name, arguments=c.arguments)
-        for i, c in enumerate(scenario.gold_workflow)
-    ]
-    return [backend.execute(c) for c in calls]
-
-
-@pytest.mark.parametrize("scenario", DOMAIN.scenarios, ids=lambda s: s.id)
-def test_scenario_gold_workflow(scenario):
-    results = run_gold(scenario)
-    if scenario.complexity == "impossible":
-        # every call before the last works; the last one hits the rule
-        assert all(r.ok for r in results[:-1]) and blocked(results[-1]), results[-1].content
-        return
-    for step, result in zip(scenario.gold_workflow, results, strict=True):
-        assert result.ok, (step.name, result.content)
-        jsonschema.validate(result.content, DOMAIN.tools[step.name].returns)
-
-
-def slot_values(source):
-    """Every value a slot source can take."""
-    if isinstance(source, Choices):
-        return source.choices
-    if isinstance(source, IntRange):
-        return list(range(source.range[0], source.range[1] + 1))
-    return [source]
-
-
-def expand(template, impossible=False):
-    """Every scenario a template yields: all matching records, choices and range values."""
-    query, sources, gold = template.record, dict(template.slots), template.gold_workflow
-    if impossible:
-        query = template.impossible.record or query
-        sources.update(template.impossible.slots)
-        gold = template.impossible.gold_workflow
-    records = DOMAIN.database().find(query.table, **query.where) if query else [{}]
-    assert records, template.id
-    options = {name: slot_values(src) for name, src in sources.items()}
-    for record in records:
-        for values in itertools.product(*options.values()):
-            context = {"record": record}
-            context.update({k: render(v, context) for k, v in zip(options, values, strict=True)})
-            variant = template.impossible if impossible else None
-            yield Scenario(
-                id=f"calendar-{template.id}",
-                domain="calendar",
-                objective=render((variant and variant.objective) or template.objective, context),
-                persona="priya_raman",
-                success_criteria=render(template.success_criteria, context),
-                complexity="impossible" if impossible else "normal",
-                impossible=impossible,
-                fallback_behavior=render(variant.fallback_behavior, context) if variant else None,
-                gold_workflow=[
-                    {"name": c.name, "arguments": render(c.arguments, context)} for c in gold
-                ],
-            )
-
-
-def test_task_templates_render_to_working_gold():
-    templates = load_task_templates(DOMAIN)
-    assert len(templates) >= 6 and sum(t.impossible is not None for t in templates) >= 3
-    checked = 0
-    for template in templates:
-        for scenario in expand(template):
-            for step, result in zip(scenario.gold_workflow, run_gold(scenario), strict=True):
-                assert result.ok and not blocked(result), (template.id, step, result.content)
-            checked += 1
-        if template.impossible:
-            for scenario in expand(template, impossible=True):
-                results = run_gold(scenario)
-                assert all(r.ok for r in results[:-1]), (template.id, results)
-                assert blocked(results[-1]), (template.id, results[-1].content)
-                checked += 1
-    assert checked > 300

@@ -1,63 +1,15 @@
-"""The travel domain pack: tools against the seed data, business rules, scenarios, templates."""
+"""The travel domain pack: tools against the seed data and business rules.
 
-import itertools
-from collections import Counter
+Scenarios, task templates and the pack's shape are checked in test_packs.py."""
 
-import jsonschema
+from functools import partial
+
 import pytest
 
-from mads_bench.catalog import load_domain, load_personas
-from mads_bench.data_model import BEHAVIOR_KINDS, Scenario, ToolCall
-from mads_bench.database import ToolError
-from mads_bench.generator import Choices, IntRange, load_task_templates, render
-from simulation.tool_backend import ToolBackend
+from tests.domains import helpers
 
-DOMAIN = load_domain("travel")
-RETURNS = {name: jsonschema.Draft202012Validator(t.returns) for name, t in DOMAIN.tools.items()}
-
-
-def call(tool, db=None, **arguments):
-    """Run one tool on ``db`` (a fresh seed state by default); return (ok, content, db)."""
-    db = db or DOMAIN.database()
-    # the test arguments themselves must be schema-valid, as the tool backend demands
-    assert jsonschema.Draft202012Validator(DOMAIN.tools[tool].parameters).is_valid(arguments)
-    try:
-        content = DOMAIN.handlers[tool](db, **arguments)
-    except ToolError as err:
-        return False, err.to_content(), db
-    RETURNS[tool].validate(content)
-    return True, content, db
-
-
-def error_code(tool, db=None, **arguments):
-    ok, content, _ = call(tool, db, **arguments)
-    assert not ok, content
-    return content["code"]
-
-
-# ------------------------------------------------------------------ pack shape
-
-
-def test_pack_shape():
-    kinds = Counter(t.kind for t in DOMAIN.tools.values())
-    assert len(DOMAIN.tools) == 12 and kinds == {"read": 6, "write": 6}
-    # every parameter documented, no extra arguments accepted
-    for tool in DOMAIN.tools.values():
-        assert tool.parameters["additionalProperties"] is False, tool.name
-        for name, prop in tool.parameters["properties"].items():
-            assert isinstance(prop.get("description"), str) and prop["description"], (
-                tool.name,
-                name,
-            )
-            assert None not in prop.values(), (tool.name, name)  # no YAML flow-mapping accidents
-    complexity = Counter(s.complexity for s in DOMAIN.scenarios)
-    assert complexity == {"normal": 4, "unhappy": 8, "impossible": 3}
-    used = {b.kind for s in DOMAIN.scenarios if s.complexity == "unhappy" for b in s.behaviors}
-    assert used == set(BEHAVIOR_KINDS)
-    personas = {s.persona for s in DOMAIN.scenarios}
-    assert len(personas) >= 8
-    assert all("travel" in load_personas()[p].domains for p in personas)
-    assert len({s.id for s in DOMAIN.scenarios}) == 15
+call = partial(helpers.call, "travel")
+error_code = partial(helpers.error_code, "travel")
 
 
 # -------------------------------------------------------------------- refusals
@@ -387,93 +339,3 @@ def test_cancel_hotel_reservation():
     # past the free-cancellation deadline (11 May) the first night is kept
     ok, out, _ = call("cancel_hotel_reservation", reservation_id="HR-5004")
     assert out["penalty"] == 189.0 and out["refund_amount"] == 189.0
-
-
-# ------------------------------------------------------------- scenarios, templates
-
-RULE_CODES = {"not_found", "invalid_request", "invalid_state", "policy_violation"}
-
-
-def blocked(result):
-    """An impossible task's last gold call hits a rule, finds nothing or finds it cancelled."""
-    content = result.content
-    if not result.ok:
-        return content["code"] in RULE_CODES
-    return content.get("count") == 0 or content.get("status") == "cancelled"
-
-
-def run_gold(scenario):
-    """Execute a scenario's gold workflow with injected behaviors removed."""
-    backend = ToolBackend(scenario.model_copy(update={"behaviors": []}), seed=0, domain=DOMAIN)
-    calls = [
-        ToolCall(id=str(i), name=c.name, arguments=c.arguments)
-        for i, c in enumerate(scenario.gold_workflow)
-    ]
-    return [backend.execute(c) for c in calls]
-
-
-def check_gold(scenario):
-    """Feasible: every call succeeds and matches its return schema. Impossible: the last
-    call hits the rule after the earlier ones succeed."""
-    results = run_gold(scenario)
-    feasible = results if scenario.complexity != "impossible" else results[:-1]
-    for step, result in zip(scenario.gold_workflow, feasible, strict=False):
-        assert result.ok, (scenario.id, step.name, step.arguments, result.content)
-        RETURNS[step.name].validate(result.content)
-    if scenario.complexity == "impossible":
-        assert blocked(results[-1]), (scenario.id, results[-1].content)
-
-
-@pytest.mark.parametrize("scenario", DOMAIN.scenarios, ids=lambda s: s.id)
-def test_scenario_gold_workflow(scenario):
-    check_gold(scenario)
-
-
-def slot_values(source):
-    """Every value a slot source can take."""
-    if isinstance(source, Choices):
-        return source.choices
-    if isinstance(source, IntRange):
-        return list(range(source.range[0], source.range[1] + 1))
-    return [source]
-
-
-def expand(template, impossible=False):
-    """One scenario per record, choice and range value of a template or its impossible variant."""
-    variant = template.impossible if impossible else None
-    query = (variant and variant.record) or template.record
-    sources = {**template.slots, **(variant.slots if variant else {})}
-    records = DOMAIN.database().find(query.table, **query.where)
-    assert records, template.id
-    options = {name: slot_values(source) for name, source in sources.items()}
-    for record in records:
-        for values in itertools.product(*options.values()):
-            context = {"record": record}
-            context.update({k: render(v, context) for k, v in zip(options, values, strict=True)})
-            criteria = (variant and variant.success_criteria) or template.success_criteria
-            yield Scenario(
-                id=f"{DOMAIN.name}-{template.id}",
-                domain=DOMAIN.name,
-                objective=render((variant and variant.objective) or template.objective, context),
-                persona="priya_raman",
-                hard_constraints={name: context[name] for name in template.hard},
-                success_criteria=render(criteria, context),
-                complexity="impossible" if impossible else "normal",
-                impossible=impossible,
-                fallback_behavior=render(variant.fallback_behavior, context) if variant else None,
-                gold_workflow=render(
-                    [c.model_dump() for c in (variant or template).gold_workflow], context
-                ),
-            )
-
-
-def test_task_templates_render_to_working_gold():
-    templates = load_task_templates(DOMAIN)
-    assert len(templates) >= 6 and sum(t.impossible is not None for t in templates) >= 3
-    checked = 0
-    for template in templates:
-        for impossible in [False, True] if template.impossible else [False]:
-            for scenario in expand(template, impossible):
-                check_gold(scenario)
-                checked += 1
-    assert checked > 50
