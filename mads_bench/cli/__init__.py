@@ -6,10 +6,19 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mads_bench.cli import atod, evaluation, info, models, scenarios, simulate
+from mads_bench.cli import (
+    atod,
+    datasets,
+    evaluation,
+    info,
+    models,
+    sage,
+    scenarios,
+    simulate,
+)
 from mads_bench.loading import CatalogError
 
-COMMAND_GROUPS = (info, models, scenarios, simulate, atod, evaluation)
+COMMAND_GROUPS = (info, models, scenarios, atod, simulate, datasets, evaluation, sage)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,66 @@
+"""SAGE-Core on a 300-turn SGD dev slice (seed 0, half injected): quality, latency, throughput.
+
+Measured twice, with dialogue acts and from text + state only (SPEC §7.3). Latency is the
+wall time of evaluating one turn on its own (batch of 1, encoder already loaded), p50 over
+the slice; throughput is turns/s when the slice goes through in batches of 64.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+SGD_DEV = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "sgd" / "dev"
+N_TURNS = 300
+
+
+def run() -> list[dict]:
+    from evaluators.sage import SageEvaluator, WorkflowSpec
+    from evaluators.sage.inject import build_slice
+    from evaluators.sage.scoring import report
+    from evaluators.sage.sgd import load_dialogues
+
+    if not (SGD_DEV / "schema.json").is_file():
+        print(f"bench_sage: skipped, no SGD dev data at {SGD_DEV}")
+        return []
+    spec = WorkflowSpec.from_sgd_schema(SGD_DEV / "schema.json")
+    records, labels, _ = build_slice(load_dialogues(SGD_DEV), spec, n=N_TURNS, seed=0)
+    evaluator = SageEvaluator(spec)
+    evaluator.warm_up()
+    rows = []
+    for mode, turns in (("acts", records), ("text-only", [r.without_acts() for r in records])):
+        single = []
+        for record in turns:
+            start = time.perf_counter()
+            evaluator.evaluate([record], batch_size=1)
+            single.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        verdicts = evaluator.evaluate(turns, batch_size=64)
+        batched = time.perf_counter() - start
+        rep = report(labels, verdicts)
+        low, high = rep["f1_ci95"]
+        recall = ", ".join(f"{c} {m['detection_recall']:.2f}" for c, m in rep["per_class"].items())
+        rows += [
+            {
+                "measure": f"SAGE-Core F1 ({mode})",
+                "value": rep["f1"],
+                "unit": "F1",
+                "note": f"95% CI [{low:.3f}, {high:.3f}]; P {rep['precision']:.3f} R "
+                f"{rep['recall']:.3f}; recall {recall}; undecided {rep['undecided_rate']:.1%}; "
+                f"n={rep['n']} ({rep['n_failure']} injected)",
+            },
+            {
+                "measure": f"SAGE-Core p50 latency ({mode})",
+                "value": statistics.median(single),
+                "unit": "s/turn",
+                "note": f"one turn per call; p95 {statistics.quantiles(single, n=20)[-1]:.3f} s",
+            },
+            {
+                "measure": f"SAGE-Core throughput ({mode})",
+                "value": len(turns) / batched,
+                "unit": "turns/s",
+                "note": "batches of 64 turns, S2 encoder loaded once",
+            },
+        ]
+    return rows

@@ -1,0 +1,54 @@
+"""SAGE: state-grounded, abstention-aware turn evaluation (``../shared/papers/sage.md``).
+
+Public API: build a ``WorkflowSpec`` (SGD ``schema.json`` or MADS tool specs), read
+``TurnRecord`` JSONL, run ``SageEvaluator`` (SAGE-Core by default, ``SageConfig.llm(judge)``
+for SAGE-LLM) and score verdicts with ``evaluators.sage.scoring``.
+"""
+
+from evaluators.sage.cascade import SageConfig, SageEvaluator, aggregate
+from evaluators.sage.compiler import compile_turn
+from evaluators.sage.grounding import (
+    DEFAULT_GATES,
+    Gate,
+    NLIGroundingVerifier,
+    OfflineGroundingVerifier,
+)
+from evaluators.sage.judge import FocusedJudge, JudgeBackend
+from evaluators.sage.records import (
+    Criterion,
+    CriterionResult,
+    DialogueAct,
+    HistoryItem,
+    TurnLabel,
+    TurnRecord,
+    Verdict,
+    read_jsonl,
+    write_jsonl,
+)
+from evaluators.sage.workflow import IntentSpec, ServiceSpec, SlotSpec, WorkflowSpec
+
+__all__ = [
+    "DEFAULT_GATES",
+    "Criterion",
+    "CriterionResult",
+    "DialogueAct",
+    "FocusedJudge",
+    "Gate",
+    "HistoryItem",
+    "IntentSpec",
+    "JudgeBackend",
+    "NLIGroundingVerifier",
+    "OfflineGroundingVerifier",
+    "SageConfig",
+    "SageEvaluator",
+    "ServiceSpec",
+    "SlotSpec",
+    "TurnLabel",
+    "TurnRecord",
+    "Verdict",
+    "WorkflowSpec",
+    "aggregate",
+    "compile_turn",
+    "read_jsonl",
+    "write_jsonl",
+]

@@ -1,0 +1,150 @@
+"""The SAGE compiler: one turn record + the workflow spec → atomic criteria (sage.md, Compiler).
+
+Per turn, deterministically and without memory across turns:
+
+* UV  — one criterion per value written in the state diff Δ_t: "is it unsupported by
+  h_{<t} ∪ {u_t}?"
+* IUV — one criterion per value the user supplies in u_t (user INFORM acts, or the text-only
+  extraction above the confidence floor): "is it missing from s_t?"
+* WNF — one criterion per field the agent requests (REQUEST acts, or question sentences in the
+  text-only case): "is it outside Next(W, s)?"
+* PC  — one criterion per turn: "does a_t confirm while the outcome predicate O(s) is false?"
+
+``s`` is the state the agent acts on, i.e. ``state_after`` (SGD annotates the state after the
+user's utterance; every SGD dev CONFIRM/NOTIFY_SUCCESS has all required slots filled there,
+while 6,371 of 9,934 would fail on ``state_before``).
+"""
+
+from __future__ import annotations
+
+from evaluators.sage.extract import extract_user_values, request_sentences
+from evaluators.sage.records import Criterion, TurnRecord
+from evaluators.sage.workflow import WorkflowSpec
+
+CONFIRM_ACTS = frozenset({"CONFIRM", "NOTIFY_SUCCESS"})
+EXTRACTION_FLOOR = 0.5
+
+
+def compile_turn(
+    spec: WorkflowSpec, record: TurnRecord, extraction_floor: float = EXTRACTION_FLOOR
+) -> list[Criterion]:
+    """Compile one turn into its criteria.
+
+    Args:
+        spec (`WorkflowSpec`): The workflow specification.
+        record (`TurnRecord`): The turn; acts are used when present.
+        extraction_floor (`float`): Text-only user values below this confidence emit nothing.
+
+    Returns:
+        `list[Criterion]`: The turn's evaluation plan, in a fixed order (UV, IUV, WNF, PC).
+
+    Example:
+        >>> # see tests/evaluators/sage/test_compiler.py for worked turns
+    """
+    service = spec.service(record.service)
+    intent = spec.intent(record.service, record.intent)
+    state = record.state_after
+    criteria: list[Criterion] = []
+
+    for slot, (before, after) in record.state_diff().items():
+        if after is None:
+            continue
+        desc = service.slots[slot].description if slot in service.slots else slot
+        criteria.append(
+            Criterion(
+                criterion_id=f"UV:{slot}",
+                failure_class="UV",
+                args={"slot": slot, "value": after, "before": before, "description": desc},
+                evidence={"state_diff": {slot: [before, after]}},
+                text=f"The value {after!r} was written to slot {slot!r} ({desc}). Is it NOT "
+                "supported by anything said before the agent's reply (history and user turn)?",
+            )
+        )
+
+    if record.user_acts is not None:
+        values = [
+            (a.slot, v, 1.0, (a.slot,))
+            for a in record.user_acts
+            if a.act == "INFORM" and a.slot in service.slots
+            for v in a.values[:1]
+        ]
+    else:
+        values = [
+            (v.slots[0] if len(v.slots) == 1 else "", v.span, v.confidence, v.slots)
+            for v in extract_user_values(record.user, service)
+            if v.confidence >= extraction_floor
+        ]
+    for i, (slot, value, confidence, slots) in enumerate(values):
+        criteria.append(
+            Criterion(
+                criterion_id=f"IUV:{slot or i}",
+                failure_class="IUV",
+                args={
+                    "slot": slot,
+                    "value": value,
+                    "candidate_slots": list(slots),
+                    "confidence": confidence,
+                },
+                evidence={"user_span": value},
+                text=f"The user supplied {value!r}"
+                + (f" for slot {slot!r}" if slot else "")
+                + ". Is this value missing from the state after the turn?",
+            )
+        )
+
+    next_fields = spec.next_fields(record.service, record.intent, state)
+    legal = {
+        "next": next_fields,
+        "optional": list(intent.optional),
+        "filled": sorted(k for k, v in state.items() if v),
+    }
+    if record.agent_acts is not None:
+        requested = [a.slot for a in record.agent_acts if a.act == "REQUEST" and a.slot]
+        for slot in dict.fromkeys(requested):
+            criteria.append(
+                Criterion(
+                    criterion_id=f"WNF:{slot}",
+                    failure_class="WNF",
+                    args={"slot": slot, **legal},
+                    evidence={"agent_span": record.agent},
+                    text=f"The agent asks for {slot!r}. Is that NOT a legal next field "
+                    f"(legal: {next_fields})?",
+                )
+            )
+    else:
+        known = tuple(record.state_after.values())
+        for i, sentence in enumerate(request_sentences(record.agent, known)):
+            criteria.append(
+                Criterion(
+                    criterion_id=f"WNF:q{i}",
+                    failure_class="WNF",
+                    args={"slot": None, "sentence": sentence, **legal},
+                    evidence={"agent_span": sentence},
+                    text=f"The agent asks: {sentence!r}. Does it request a field that is NOT "
+                    f"a legal next field (legal: {next_fields})?",
+                )
+            )
+
+    confirms = None
+    if record.agent_acts is not None:
+        confirms = any(a.act in CONFIRM_ACTS for a in record.agent_acts)
+    criteria.append(
+        Criterion(
+            criterion_id="PC",
+            failure_class="PC",
+            args={
+                "confirms": confirms,
+                "transactional": intent.transactional,
+                "outcome": intent.transactional and not next_fields,
+                "missing": next_fields,
+            },
+            evidence={"agent_span": record.agent, "missing": next_fields},
+            text="Does the agent confirm or report completing the task although "
+            + (
+                f"required fields {next_fields} are still empty?"
+                if next_fields
+                else "the workflow is not a transaction?"
+            ),
+        )
+    )
+    return criteria

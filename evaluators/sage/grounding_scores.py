@@ -1,0 +1,186 @@
+"""Raw S2 scores of the offline grounding verifier, one function per failure class.
+
+``score_criterion`` does the lexical work at once, registers the strings it needs embedded in a
+shared ``ScoreRequests`` (so a whole batch is encoded in one call) and returns a closure that
+finishes the score once the embeddings exist. Scores (before the gate):
+
+* UV: support of the written value in h_{<t} ∪ {u_t} — 1.0 for a normalised/typed match,
+  otherwise max(fuzzy window ratio, MiniLM cosine of the value to word windows of the last
+  two history turns and u_t); booleans by the slot's own words, ``dontcare`` by its phrases.
+* IUV: how well the user's value is held by s_t — max over state values of
+  max(normalised/typed similarity, MiniLM cosine); 0 when no candidate slot is filled.
+* WNF: best similarity of the question to an already filled slot minus the best to a legal
+  next field (floor 0.25); similarity = MiniLM cosine to "slot words: description" + 0.2 ×
+  share of the slot's name words in the question. NaN (abstain) when the best match is a slot
+  outside the legal and filled sets (an optional or result slot).
+* PC: 1.0 with a lexical confirmation cue, else the best cosine of a sentence of a_t to a few
+  confirmation paraphrases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from evaluators.sage.extract import has_confirmation_cue
+from evaluators.sage.normalize import (
+    DONTCARE_PHRASES,
+    normalize_text,
+    span_support,
+    typed_key,
+    value_similarity,
+)
+from evaluators.sage.records import Criterion, TurnRecord
+from evaluators.sage.symbolic import context_texts
+from evaluators.sage.workflow import WorkflowSpec
+
+Finisher = Callable[[dict[str, np.ndarray]], tuple[float, str]]
+NO_SLOT_FLOOR = 0.25
+CONFIRMATION_PARAPHRASES = (
+    "Your booking has been confirmed.",
+    "I have made the reservation for you.",
+    "The purchase was completed successfully.",
+    "Please confirm the following details.",
+    "Your appointment is scheduled.",
+    "The payment has been sent.",
+)
+_SLOT_FILLER_WORDS = {"has", "is", "are", "allows", "offers", "number", "of", "the"}
+
+
+class ScoreRequests:
+    """Strings a batch needs embedded (collected, then encoded in one call)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def need(self, *texts: str) -> None:
+        self.texts.extend(t for t in texts if t)
+
+
+def _cos(vectors: dict[str, np.ndarray], a: str, b: str) -> float:
+    return float(np.dot(vectors[a], vectors[b]))
+
+
+def _windows(texts: list[str], size: int, limit: int = 60) -> list[str]:
+    out: list[str] = []
+    for text in texts:
+        words = re.sub(r"[^\w:' -]", " ", text).split()
+        for n in (size, size + 1):
+            out.extend(" ".join(words[i : i + n]) for i in range(max(1, len(words) - n + 1)))
+    return list(dict.fromkeys(w for w in out if w))[:limit]
+
+
+def score_criterion(
+    criterion: Criterion, record: TurnRecord, spec: WorkflowSpec, requests: ScoreRequests
+) -> Finisher:
+    """Start scoring one criterion; the returned closure finishes it from the embeddings."""
+    return _SCORERS[criterion.failure_class](criterion.args, record, spec, requests)
+
+
+def _uv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
+    value, slot = args["value"], args["slot"]
+    context = context_texts(record)
+    key = typed_key(value)
+    if key and key[0] == "bool":
+        words = [w for w in slot.split("_") if w not in _SLOT_FILLER_WORDS and len(w) > 2]
+        text = normalize_text(" ".join(context[-3:]))
+        hits = [w for w in words if re.search(rf"\b{re.escape(w[:5])}", text)]
+        score = 0.9 if hits else 0.3
+        return lambda _v: (score, f"slot words {hits or words} {'found' if hits else 'absent'}")
+    if key and key[0] == "dontcare":
+        recent = normalize_text(" ".join(context[-3:])) + " "
+        found = next((p for p in DONTCARE_PHRASES if p in recent), None)
+        return lambda _v: (0.9 if found else 0.2, f"dontcare phrase {found!r}")
+    # Verbatim support anywhere was S1's job; fuzzy support is searched in the recent window.
+    lex, span = max((span_support(value, text) for text in context[-5:]), key=lambda x: x[0])
+    if lex >= 0.999 or key:
+        return lambda _v: (lex, f"best span {span!r}")
+    windows = _windows(context[-2:], max(1, len(normalize_text(value).split())))
+    req.need(value, *windows)
+
+    def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:
+        sem, best = max(((_cos(vectors, value, w), w) for w in windows), default=(0.0, ""))
+        if sem > lex:
+            return sem, f"closest window {best!r} (cosine)"
+        return lex, f"best fuzzy span {span!r}"
+
+    return finish
+
+
+def _iuv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
+    value = args["value"]
+    state = record.state_after
+    slots = [s for s in args.get("candidate_slots") or [] if s] or list(state)
+    targets = [(s, state[s]) for s in slots if state.get(s)]
+    if not targets:
+        return lambda _v: (0.0, f"none of {slots} is filled in s_t")
+    lexical = [(value_similarity(value, v), s, v) for s, v in targets]
+    req.need(value, *(v for _, v in targets))
+
+    def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:
+        scored = [(max(lx, _cos(vectors, value, v)), s, v) for lx, s, v in lexical]
+        score, slot, held = max(scored)
+        return score, f"closest state value {slot}={held!r}"
+
+    return finish
+
+
+def _slot_prompt(spec: WorkflowSpec, service: str, slot: str) -> str:
+    desc = spec.service(service).slots[slot].description
+    return f"{slot.replace('_', ' ')}: {desc}"
+
+
+def _wnf(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
+    if args.get("slot"):  # the slot came from a REQUEST act: only S1's rule applies
+        return lambda _v: (float("nan"), "requested slot known from acts; S1 decides")
+    sentence = args["sentence"]
+    slots = list(spec.service(record.service).slots)
+    prompts = {s: _slot_prompt(spec, record.service, s) for s in slots}
+    req.need(sentence, *prompts.values())
+
+    words = set(re.findall(r"[a-z]+", sentence.lower()))
+
+    def slot_sim(vectors: dict[str, np.ndarray], slot: str) -> float:
+        # The slot's own name words in the question ("what time" → *_time) add to the cosine.
+        names = [w for w in slot.split("_") if w not in _SLOT_FILLER_WORDS and len(w) > 2]
+        found = sum(any(x.startswith(w[:4]) for x in words) for w in names) / max(1, len(names))
+        return _cos(vectors, sentence, prompts[slot]) + 0.2 * found
+
+    def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:
+        sims = {s: slot_sim(vectors, s) for s in prompts}
+        top = max(sims, key=sims.__getitem__)
+        if top not in args["next"] and top not in args["filled"] and sims[top] > NO_SLOT_FLOOR:
+            # Text-only: asking for a slot outside the intent is too often a legitimate
+            # question about a result to call it a wrong next field; abstain.
+            return float("nan"), f"asks for {top}, outside the intent (indeterminate)"
+        legal = max([sims[s] for s in args["next"]] + [NO_SLOT_FLOOR])
+        worst = max((s for s in args["filled"] if s in sims), key=sims.__getitem__, default=None)
+        if worst is None:
+            return -1.0, "no field is filled yet: nothing to re-ask"
+        return sims[worst] - legal, f"closest filled field {worst} ({sims[worst]:.2f})"
+
+    return finish
+
+
+def _pc(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
+    if has_confirmation_cue(record.agent):
+        return lambda _v: (1.0, "confirmation cue in a_t")
+    # Questions are not confirmations (confirming questions carry a lexical cue instead).
+    sentences = [
+        s for s in re.split(r"(?<=[.?!])\s+", record.agent) if s.strip() and not s.endswith("?")
+    ]
+    req.need(*sentences, *CONFIRMATION_PARAPHRASES)
+
+    def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:
+        best = max(
+            ((_cos(vectors, s, p), s) for s in sentences for p in CONFIRMATION_PARAPHRASES),
+            default=(0.0, ""),
+        )
+        return best[0], f"closest to a confirmation: {best[1]!r}"
+
+    return finish
+
+
+_SCORERS = {"UV": _uv, "IUV": _iuv, "WNF": _wnf, "PC": _pc}

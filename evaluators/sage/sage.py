@@ -1,0 +1,107 @@
+"""SAGE turn verdicts as an `evaluate` module; the scoring core is `SageEvaluator` + `report`."""
+
+import json
+
+import datasets
+import evaluate
+
+from evaluators.sage.cascade import SageConfig, SageEvaluator
+from evaluators.sage.grounding import OfflineGroundingVerifier
+from evaluators.sage.records import TurnLabel, TurnRecord
+from evaluators.sage.scoring import report
+from evaluators.sage.workflow import WorkflowSpec
+
+_DESCRIPTION = """\
+SAGE (sage.md): compiles each turn record (history, user turn, agent reply, state before and
+after, optional dialogue acts) and a workflow spec into atomic IUV / WNF / PC / UV criteria,
+decides them with symbolic rules (S1) and an offline grounding verifier (S2, normalised
+values + fuzzy matching + all-MiniLM-L6-v2, calibrated abstention), aggregates them into
+failure / acceptable / undecided, and scores the verdicts against gold turn labels
+(full coverage: undecided counts as acceptable).
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list[str]`): One turn record per item, as a JSON string (SPEC §4.4).
+    references (`list[str]`): The gold label of each turn: `acceptable`, `failure`, or
+        `failure:<CLASS>` with CLASS one of IUV, WNF, PC, UV (enables per-class figures).
+    schema (`str`): Path of an SGD `schema.json`, or `mads:<domain>` for MADS tool specs.
+    text_only (`bool`): Ignore dialogue acts (the honest, text + state condition).
+    resamples (`int`): Bootstrap resamples for the F1 CI (default 10,000, seed 0).
+Returns:
+    `dict`: `precision`, `recall`, `f1`, `f1_ci95`, `per_class`, `undecided_rate`,
+    `stage_share`, `selective_f1`, `latency_p50_s`, `latency_p95_s`, `n`, `n_failure`.
+Examples:
+    >>> import evaluate  # doctest: +SKIP
+    >>> sage = evaluate.load("evaluators/sage")  # doctest: +SKIP
+    >>> out = sage.compute(predictions=turns, references=labels, schema="s.json")  # doctest: +SKIP
+    >>> out["f1"]  # doctest: +SKIP
+    0.99
+"""
+
+_CITATION = """\
+@article{sage2026,
+  title={SAGE: State-Grounded, Abstention-Aware Evaluation of Task-Oriented Dialogue Agents},
+  author={Khoury, Rayan and Lin, Shih-Yao and Mishra, P.},
+  journal={arXiv preprint arXiv:2609.00434},
+  year={2026}
+}
+"""
+
+
+def _spec(schema: str) -> WorkflowSpec:
+    if schema.startswith("mads:"):
+        from mads_bench.catalog import load_domain
+
+        name = schema.removeprefix("mads:")
+        return WorkflowSpec.from_tool_specs(name, load_domain(name).tools.values())
+    return WorkflowSpec.from_sgd_schema(schema)
+
+
+def _label(record: TurnRecord, reference: str, index: int) -> TurnLabel:
+    label, _, failure_class = reference.partition(":")
+    if label not in ("acceptable", "failure"):
+        raise ValueError(f"references[{index}]: {reference!r} is not acceptable/failure[:CLASS]")
+    return TurnLabel(
+        dialogue_id=record.dialogue_id,
+        turn_id=record.turn_id,
+        label=label,
+        failure_class=failure_class or None,
+    )
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Sage(evaluate.Metric):
+    """SAGE-Core turn evaluation scored against gold labels."""
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+            reference_urls=["https://arxiv.org/abs/2609.00434"],
+        )
+
+    def _compute(
+        self,
+        predictions: list[str],
+        references: list[str],
+        schema: str = "",
+        text_only: bool = False,
+        resamples: int = 10_000,
+        encoder: object = "minilm",
+    ) -> dict:
+        if not schema:
+            raise ValueError("schema is required: an SGD schema.json path or mads:<domain>")
+        records = [TurnRecord.model_validate(json.loads(p)) for p in predictions]
+        if text_only:
+            records = [r.without_acts() for r in records]
+        labels = [
+            _label(r, ref, i) for i, (r, ref) in enumerate(zip(records, references, strict=True))
+        ]
+        config = SageConfig.core(OfflineGroundingVerifier(encoder=encoder))
+        verdicts = SageEvaluator(_spec(schema), config).evaluate(records)
+        return report(labels, verdicts, resamples=resamples)

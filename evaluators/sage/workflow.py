@@ -1,0 +1,159 @@
+"""The workflow specification W = (schema, required fields, legal next fields, outcome predicate).
+
+Built from an SGD-style ``schema.json`` (service → slots + intents with required/optional slots
+and a transactional flag) or from MADS tool specs (one intent per tool: its required
+parameters are the required fields, a ``write`` tool is transactional, i.e. calling it or
+saying "done" is the confirmation).
+
+* ``next_fields``: the legal next fields, the required slots of the intent still unfilled in
+  the state the agent acts on. SGD has no finer order (every system REQUEST in the dev split
+  asks for an unfilled required slot), so the relation is "any unfilled required slot".
+* ``outcome``: the intent may be confirmed once every required slot is filled.
+
+Example:
+    >>> spec = WorkflowSpec.from_sgd_schema([{"service_name": "S", "slots": [
+    ...     {"name": "city", "description": "City", "is_categorical": False,
+    ...      "possible_values": []}], "intents": [{"name": "Book", "is_transactional": True,
+    ...     "required_slots": ["city"], "optional_slots": {}}]}])
+    >>> spec.next_fields("S", "Book", {}), spec.outcome("S", "Book", {"city": "Oslo"})
+    (['city'], True)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SlotSpec:
+    """One slot: name, description, and the closed value set of a categorical slot."""
+
+    name: str
+    description: str = ""
+    is_categorical: bool = False
+    possible_values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class IntentSpec:
+    """One workflow: required slots (F), optional slots, transactional flag (has an outcome)."""
+
+    name: str
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    transactional: bool = False
+    description: str = ""
+
+
+@dataclass
+class ServiceSpec:
+    """A service (SGD) or domain (MADS): its slots and intents."""
+
+    name: str
+    slots: dict[str, SlotSpec] = field(default_factory=dict)
+    intents: dict[str, IntentSpec] = field(default_factory=dict)
+    description: str = ""
+
+
+class WorkflowSpec:
+    """All services of a schema, with the legal-next and outcome predicates."""
+
+    def __init__(self, services: Mapping[str, ServiceSpec], source: str = "") -> None:
+        self.services = dict(services)
+        self.source = source
+
+    # ----------------------------------------------------------------- builders
+    @classmethod
+    def from_sgd_schema(cls, schema: str | Path | list[dict[str, Any]]) -> WorkflowSpec:
+        """Build from an SGD ``schema.json`` (a path or the loaded list).
+
+        Raises:
+            `ValueError`: Naming the file and the service/field that is malformed.
+        """
+        source = str(schema) if isinstance(schema, str | Path) else "<schema>"
+        data = json.loads(Path(schema).read_text()) if isinstance(schema, str | Path) else schema
+        if not isinstance(data, list):
+            raise ValueError(f"{source}: an SGD schema is a JSON list of services")
+        services = {}
+        for i, raw in enumerate(data):
+            try:
+                slots = {
+                    s["name"]: SlotSpec(
+                        s["name"],
+                        s.get("description", ""),
+                        bool(s.get("is_categorical", False)),
+                        tuple(s.get("possible_values", [])),
+                    )
+                    for s in raw["slots"]
+                }
+                intents = {
+                    it["name"]: IntentSpec(
+                        it["name"],
+                        tuple(it.get("required_slots", [])),
+                        tuple(it.get("optional_slots", {})),
+                        bool(it.get("is_transactional", False)),
+                        it.get("description", ""),
+                    )
+                    for it in raw["intents"]
+                }
+                name = raw["service_name"]
+            except (KeyError, TypeError) as err:
+                raise ValueError(f"{source}: [{i}]: missing or malformed field {err}") from None
+            services[name] = ServiceSpec(name, slots, intents, raw.get("description", ""))
+        return cls(services, source)
+
+    @classmethod
+    def from_tool_specs(cls, service: str, tools: Iterable[Any]) -> WorkflowSpec:
+        """Build one service from MADS ``ToolSpec`` objects (one intent per tool).
+
+        Args:
+            service (`str`): Name of the service (the MADS domain).
+            tools: `mads_bench.data_model.ToolSpec` objects (e.g. `load_domain(d).tools.values()`).
+        """
+        slots: dict[str, SlotSpec] = {}
+        intents: dict[str, IntentSpec] = {}
+        for tool in tools:
+            properties = tool.parameters.get("properties", {})
+            for name, prop in properties.items():
+                enum = tuple(str(v) for v in prop.get("enum", []))
+                slots.setdefault(
+                    name, SlotSpec(name, prop.get("description", ""), bool(enum), enum)
+                )
+            required = tuple(tool.parameters.get("required", []))
+            optional = tuple(p for p in properties if p not in required)
+            write = tool.kind == "write"
+            intents[tool.name] = IntentSpec(tool.name, required, optional, write, tool.description)
+        return cls({service: ServiceSpec(service, slots, intents)}, f"tools:{service}")
+
+    # ----------------------------------------------------------------- queries
+    def service(self, name: str) -> ServiceSpec:
+        """The named service; a clear error when the schema does not hold it."""
+        try:
+            return self.services[name]
+        except KeyError:
+            known = ", ".join(sorted(self.services)[:8])
+            raise KeyError(f"service {name!r} is not in {self.source} (known: {known}…)") from None
+
+    def intent(self, service: str, intent: str) -> IntentSpec:
+        """The named intent of a service."""
+        spec = self.service(service)
+        try:
+            return spec.intents[intent]
+        except KeyError:
+            raise KeyError(f"intent {intent!r} is not an intent of service {service!r}") from None
+
+    def slot(self, service: str, name: str) -> SlotSpec | None:
+        """The slot spec, or None when the service has no such slot."""
+        return self.service(service).slots.get(name)
+
+    def next_fields(self, service: str, intent: str, state: Mapping[str, str]) -> list[str]:
+        """Next(W, s): the required slots of the intent not filled in ``state``."""
+        return [s for s in self.intent(service, intent).required if not state.get(s)]
+
+    def outcome(self, service: str, intent: str, state: Mapping[str, str]) -> bool:
+        """O(s): every required slot of the intent is filled."""
+        return not self.next_fields(service, intent, state)

@@ -1,0 +1,235 @@
+"""``mads-bench sage``: build SGD benchmark slices, run SAGE, compare evaluators, calibrate S2.
+
+    mads-bench sage bench --out DIR [--sgd DIR] [--n 300] [--seed 0] [--evaluate]
+    mads-bench sage run --turns T.jsonl --schema schema.json --out V.jsonl [--labels L.jsonl]
+                        [--config core|llm] [--text-only] [--nli MODEL] [--gates G.json]
+    mads-bench sage compare --labels L.jsonl --a V1.jsonl --b V2.jsonl
+    mads-bench sage calibrate [--sgd DIR] [--n 300] [--seed 1] [--out G.json]
+
+``--schema`` is an SGD ``schema.json`` or ``mads:<domain>`` (the domain's tool specs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT_SGD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd" / "dev"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("sage", help="SAGE turn evaluation: bench, run, compare.")
+    sub = parser.add_subparsers(dest="sage_command", metavar="ACTION", required=True)
+
+    bench = sub.add_parser("bench", help="Build an SGD slice with injected failures (seeded).")
+    bench.add_argument("--sgd", type=Path, default=DEFAULT_SGD, help="SGD split folder (dev).")
+    bench.add_argument("--n", type=int, default=300, help="Turns in the slice (default 300).")
+    bench.add_argument("--seed", type=int, default=0, help="Sampling/injection seed.")
+    bench.add_argument("--inject-rate", type=float, default=0.5, help="Share injected (0.5).")
+    bench.add_argument("--out", type=Path, required=True, help="Output folder.")
+    bench.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="Also run SAGE-Core with acts and text-only and write reports.",
+    )
+    bench.set_defaults(handler=run_bench)
+
+    run = sub.add_parser("run", help="Evaluate a turn-record file; report if labels are given.")
+    run.add_argument("--turns", type=Path, required=True, help="Turn records (JSONL).")
+    run.add_argument("--schema", required=True, help="SGD schema.json or mads:<domain>.")
+    run.add_argument("--out", type=Path, required=True, help="Verdicts (JSONL).")
+    run.add_argument("--labels", type=Path, help="Labels (JSONL) for a report.")
+    run.add_argument("--config", choices=["core", "llm"], default="core", help="SAGE config.")
+    run.add_argument("--text-only", action="store_true", help="Ignore dialogue acts.")
+    run.add_argument("--no-s1", action="store_true", help="Ablation: disable S1.")
+    run.add_argument("--no-s2", action="store_true", help="Ablation: disable S2.")
+    run.add_argument("--nli", help="NLI cross-encoder name/path for S2 (default: offline).")
+    run.add_argument("--gates", type=Path, help="S2 gates JSON from `sage calibrate`.")
+    run.add_argument("--batch-size", type=int, default=64, help="Turns per S2 batch.")
+    run.add_argument("--report", type=Path, help="Also write the report as JSON here.")
+    run.set_defaults(handler=run_run)
+
+    compare = sub.add_parser("compare", help="Paired bootstrap ΔF1 between two verdict files.")
+    compare.add_argument("--labels", type=Path, required=True)
+    compare.add_argument("--a", type=Path, required=True, help="Verdicts of evaluator A.")
+    compare.add_argument("--b", type=Path, required=True, help="Verdicts of evaluator B.")
+    compare.add_argument("--seed", type=int, default=0)
+    compare.set_defaults(handler=run_compare)
+
+    calib = sub.add_parser("calibrate", help="Fit the S2 gates on the SGD dev calibration split.")
+    calib.add_argument("--sgd", type=Path, default=DEFAULT_SGD)
+    calib.add_argument("--n", type=int, default=300)
+    calib.add_argument("--seed", type=int, default=1)
+    calib.add_argument("--out", type=Path, help="Write the gates as JSON.")
+    calib.set_defaults(handler=run_calibrate)
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def load_spec(schema: str) -> Any:
+    """A `WorkflowSpec` from `schema.json` or `mads:<domain>`."""
+    from evaluators.sage import WorkflowSpec
+
+    if schema.startswith("mads:"):
+        from mads_bench.catalog import load_domain
+
+        name = schema.removeprefix("mads:")
+        return WorkflowSpec.from_tool_specs(name, load_domain(name).tools.values())
+    return WorkflowSpec.from_sgd_schema(Path(schema))
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from evaluators.sage import WorkflowSpec, write_jsonl
+    from evaluators.sage.inject import build_slice
+    from evaluators.sage.sgd import load_dialogues
+
+    try:
+        spec = WorkflowSpec.from_sgd_schema(args.sgd / "schema.json")
+        dialogues = load_dialogues(args.sgd)
+    except (OSError, ValueError) as err:
+        return _fail(str(err))
+    records, labels, injections = build_slice(dialogues, spec, args.n, args.seed, args.inject_rate)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(args.out / "turns.jsonl", records)
+    write_jsonl(args.out / "turns.text_only.jsonl", [r.without_acts() for r in records])
+    write_jsonl(args.out / "labels.jsonl", labels)
+    (args.out / "injections.jsonl").write_text("".join(json.dumps(i) + "\n" for i in injections))
+    manifest = {
+        "sgd": str(args.sgd),
+        "schema": str(args.sgd / "schema.json"),
+        "n": len(records),
+        "seed": args.seed,
+        "injected": sum(lb.label == "failure" for lb in labels),
+    }
+    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"wrote {len(records)} turns ({manifest['injected']} injected) to {args.out}")
+    if args.evaluate:
+        from evaluators.sage import SageEvaluator
+        from evaluators.sage.scoring import format_report, report
+
+        evaluator = SageEvaluator(spec)
+        evaluator.warm_up()
+        for name, rows in (("acts", records), ("text_only", [r.without_acts() for r in records])):
+            verdicts = evaluator.evaluate(rows)
+            write_jsonl(args.out / f"verdicts.{name}.jsonl", verdicts)
+            rep = report(labels, verdicts)
+            (args.out / f"report.{name}.json").write_text(json.dumps(rep, indent=2) + "\n")
+            print("\n" + format_report(rep, f"SAGE-Core, {name.replace('_', '-')}"))
+    return 0
+
+
+def run_run(args: argparse.Namespace) -> int:
+    from evaluators.sage import (
+        Gate,
+        NLIGroundingVerifier,
+        OfflineGroundingVerifier,
+        SageConfig,
+        SageEvaluator,
+        TurnLabel,
+        TurnRecord,
+        read_jsonl,
+        write_jsonl,
+    )
+    from evaluators.sage.scoring import format_report, report
+
+    if args.config == "llm":
+        return _fail(
+            "SAGE-LLM needs a judge backend; the backend registry (scripted, "
+            "transformers:<path>, openai:<model>@<url>) is not wired yet. Use "
+            "SageConfig.llm(judge) from Python, or --config core."
+        )
+    try:
+        spec = load_spec(args.schema)
+        records = read_jsonl(args.turns, TurnRecord)
+        labels = read_jsonl(args.labels, TurnLabel) if args.labels else None
+        gates = None
+        if args.gates:
+            gates = {k: Gate(**v) for k, v in json.loads(args.gates.read_text()).items()}
+        verifier = OfflineGroundingVerifier(gates=gates)
+        if args.nli:
+            verifier = NLIGroundingVerifier(args.nli, fallback=verifier)
+        config = SageConfig.core(verifier)
+        config.use_s1, config.use_s2 = not args.no_s1, not args.no_s2
+        evaluator = SageEvaluator(spec, config)
+        for record in records:  # fail early on turns the schema does not know
+            spec.intent(record.service, record.intent)
+    except (OSError, ValueError, KeyError) as err:
+        return _fail(str(err).strip('"'))
+    if args.text_only:
+        records = [r.without_acts() for r in records]
+    evaluator.warm_up()
+    started = time.perf_counter()
+    verdicts = evaluator.evaluate(records, batch_size=args.batch_size)
+    seconds = time.perf_counter() - started
+    write_jsonl(args.out, verdicts)
+    counts = {
+        k: sum(v.verdict == k for v in verdicts) for k in ("failure", "acceptable", "undecided")
+    }
+    print(
+        f"wrote {len(verdicts)} verdicts to {args.out} {counts} in {seconds:.1f} s "
+        f"({len(verdicts) / max(seconds, 1e-9):.1f} turns/s)"
+    )
+    if labels is not None:
+        try:
+            rep = report(labels, verdicts)
+        except ValueError as err:
+            return _fail(f"{args.labels}: {err}")
+        print("\n" + format_report(rep, f"SAGE-{args.config} on {args.turns.name}"))
+        if args.report:
+            args.report.write_text(json.dumps(rep, indent=2) + "\n")
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    from evaluators.sage import TurnLabel, Verdict, read_jsonl
+    from evaluators.sage.scoring import align, paired_bootstrap
+
+    try:
+        labels = read_jsonl(args.labels, TurnLabel)
+        a = align(labels, read_jsonl(args.a, Verdict))
+        b = align(labels, read_jsonl(args.b, Verdict))
+    except (OSError, ValueError) as err:
+        return _fail(str(err))
+    gold = [lb.label == "failure" for lb, _ in a]
+    result = paired_bootstrap(
+        gold,
+        [v.verdict == "failure" for _, v in a],
+        [v.verdict == "failure" for _, v in b],
+        seed=args.seed,
+    )
+    print(
+        f"ΔF1 (A − B) = {result['delta_f1']:+.3f}, 95% CI [{result['ci_low']:+.3f}, "
+        f"{result['ci_high']:+.3f}], p = {result['p_value']:.3f} (paired bootstrap, "
+        f"10,000 resamples, seed {args.seed})"
+    )
+    return 0
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from evaluators.sage import WorkflowSpec
+    from evaluators.sage.calibration import calibrate
+    from evaluators.sage.inject import build_slice
+    from evaluators.sage.sgd import load_dialogues
+
+    try:
+        spec = WorkflowSpec.from_sgd_schema(args.sgd / "schema.json")
+        dialogues = load_dialogues(args.sgd)
+    except (OSError, ValueError) as err:
+        return _fail(str(err))
+    records, _, injections = build_slice(dialogues, spec, args.n, args.seed, split="calibration")
+    gates, counts = calibrate(spec, records, injections)
+    table = {
+        k: {"theta": g.theta, "delta": g.delta, "low_fires": g.low_fires} for k, g in gates.items()
+    }
+    for k, g in table.items():
+        print(f"{k:<4} theta {g['theta']:+.3f}  delta {g['delta']:.2f}  criteria {counts[k]}")
+    if args.out:
+        args.out.write_text(json.dumps(table, indent=2) + "\n")
+    return 0

@@ -1,0 +1,59 @@
+"""The compiler's evaluation plan for turns with and without dialogue acts."""
+
+from __future__ import annotations
+
+from evaluators.sage import DialogueAct, compile_turn
+from tests.evaluators.sage.conftest import turn
+
+
+def ids(criteria):
+    return [c.criterion_id for c in criteria]
+
+
+def test_plan_with_acts(spec):
+    criteria = compile_turn(spec, turn())
+    # UV per written value (city, time), IUV per user INFORM, no request, one PC
+    assert ids(criteria) == ["UV:city", "UV:time", "IUV:city", "IUV:time", "PC"]
+    uv = criteria[0]
+    # the evidence is the minimal span: the slot's diff
+    assert uv.evidence == {"state_diff": {"city": [None, "San Jose"]}}
+    pc = criteria[-1].args
+    # PC sees the confirm act and that O(s_t) holds
+    assert pc["confirms"] is True and pc["outcome"] is True and pc["missing"] == []
+
+
+def test_request_acts_and_legal_set(spec):
+    record = turn(
+        agent="What time?",
+        agent_acts=[DialogueAct(act="REQUEST", slot="time")],
+        state_after={"restaurant_name": "Sino", "city": "San Jose"},
+    )
+    wnf = [c for c in compile_turn(spec, record) if c.failure_class == "WNF"]
+    # one WNF criterion per requested slot, with the legal next fields of s_t
+    assert ids(wnf) == ["WNF:time"]
+    assert wnf[0].args["next"] == ["time"]
+    assert wnf[0].args["filled"] == ["city", "restaurant_name"]
+
+
+def test_plan_text_only(spec):
+    record = turn(
+        user="In San Jose, at 7 pm. We are 4 people.", agent="What price range do you have in mind?"
+    ).without_acts()
+    criteria = compile_turn(spec, record)
+    iuv = [c for c in criteria if c.failure_class == "IUV"]
+    # extraction: the time (0.8), the count (0.7) and the capitalised city (0.6)
+    assert sorted(c.args["value"] for c in iuv) == ["4", "7 pm", "San Jose"]
+    wnf = [c for c in criteria if c.failure_class == "WNF"]
+    # the question becomes a WNF criterion whose slot S2 must find
+    assert [c.args["sentence"] for c in wnf] == ["What price range do you have in mind?"]
+    assert wnf[0].args["slot"] is None
+    # without acts PC does not know whether the agent confirms
+    assert criteria[-1].args["confirms"] is None
+
+
+def test_extraction_floor(spec):
+    record = turn(user="Maybe Sino.", agent="Ok.").without_acts()
+    # the single capitalised name has confidence 0.6: kept at floor 0.5, dropped at 0.7
+    assert len([c for c in compile_turn(spec, record) if c.failure_class == "IUV"]) == 1
+    floor_high = compile_turn(spec, record, extraction_floor=0.7)
+    assert [c for c in floor_high if c.failure_class == "IUV"] == []
