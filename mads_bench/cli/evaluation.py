@@ -1,7 +1,9 @@
-"""``mads-bench eval``: score step predictions with L-1 (turn level) and L-2 (trajectory level).
+"""``mads-bench eval``: L-1 (turn level) and L-2 (trajectory level) evaluation.
 
-Scores an existing predictions file (see `evaluators.step_predictions`); running a model over
-the ``test`` split to produce one waits for the simulation backend registry.
+With ``--model SPEC --dataset D`` it first runs the model (any backend spec) over the ``grpo``
+rows of a split with Pre-Act or ReAct prompting and appends the predictions to
+``--predictions`` (resumable, see `evaluators.predict`); it then scores that file (see
+`evaluators.step_predictions`) and prints a markdown or JSON report, optionally logged to W&B.
 """
 
 from __future__ import annotations
@@ -21,8 +23,20 @@ def register(commands: argparse._SubParsersAction) -> None:
             "--predictions",
             type=Path,
             required=True,
-            help="JSONL: one line per step with `prediction` and the grpo gold columns.",
+            help="JSONL: one line per step with `prediction` and the grpo gold columns "
+            "(written first when --model is given).",
         )
+        run = cmd.add_argument_group("running a model first")
+        run.add_argument("--model", help="Backend spec, e.g. transformers:smollm2-135m.")
+        run.add_argument("--dataset", help="Dataset folder (build-dataset) or Hub id.")
+        run.add_argument("--split", default="test", help="Split to run on (default test).")
+        run.add_argument(
+            "--style", choices=["pre_act", "react"], default="pre_act", help="Prompting style."
+        )
+        run.add_argument("--limit", type=int, help="Only the first N steps.")
+        run.add_argument("--batch-size", type=int, default=8, help="Prompts per batch.")
+        run.add_argument("--max-new-tokens", type=int, default=256, help="Tokens per step.")
+        cmd.add_argument("--wandb-project", help="Log the report to this W&B project.")
         cmd.add_argument("--out", type=Path, help="Also write the JSON report here.")
         cmd.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
         if level == "l1":
@@ -41,8 +55,56 @@ def register(commands: argparse._SubParsersAction) -> None:
         cmd.set_defaults(handler=run_l1 if level == "l1" else run_l2)
 
 
+def _predict(args: argparse.Namespace) -> bool:
+    """Run ``--model`` over the split into ``--predictions``; False after a usage error."""
+    if not args.model:
+        return True
+    if not args.dataset:
+        print("error: --model needs --dataset", file=sys.stderr)
+        return False
+    from evaluators.predict import predict_steps
+    from mads_bench.datasets import load_mads_dataset
+    from simulation.backends import get_backend
+
+    rows = load_mads_dataset(args.dataset, "grpo", split=args.split)
+    if args.limit is not None:
+        rows = rows.select(range(min(args.limit, len(rows))))
+    counts = predict_steps(
+        rows,
+        get_backend(args.model),
+        args.predictions,
+        style=args.style,
+        batch_size=args.batch_size,
+        max_new_tokens=args.max_new_tokens,
+    )
+    print(
+        f"{counts['written']} predictions written, {counts['skipped']} already there",
+        file=sys.stderr,
+    )
+    return True
+
+
+def _log_wandb(data: dict, args: argparse.Namespace) -> None:
+    import wandb
+
+    def flat(prefix: str, value) -> dict:
+        if isinstance(value, dict):
+            return {
+                k: v for key, sub in value.items() for k, v in flat(f"{prefix}/{key}", sub).items()
+            }
+        return {prefix: value} if isinstance(value, int | float) else {}
+
+    config = {k: getattr(args, k, None) for k in ("model", "dataset", "split", "style")}
+    with wandb.init(
+        project=args.wandb_project, job_type=f"eval-{args.eval_command}", config=config
+    ) as run:
+        run.log(flat(args.eval_command, data))
+
+
 def _emit(report, args: argparse.Namespace) -> int:
     data = report.to_dict()
+    if args.wandb_project:
+        _log_wandb(data, args)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(data, indent=2))
@@ -65,6 +127,8 @@ def run_l1(args: argparse.Namespace) -> int:
     from evaluators.similarity import SentenceSimilarity
     from evaluators.step_predictions import l1_steps
 
+    if not _predict(args):
+        return 2
     rows = _rows(args.predictions)
     if rows is None:
         return 2
@@ -82,6 +146,8 @@ def run_l2(args: argparse.Namespace) -> int:
     from evaluators.l2.core import score_l2
     from evaluators.step_predictions import l2_steps
 
+    if not _predict(args):
+        return 2
     rows = _rows(args.predictions)
     if rows is None:
         return 2

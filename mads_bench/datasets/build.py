@@ -273,6 +273,8 @@ def save_dataset(built: BuiltDataset, out_dir: str | Path, *, overwrite: bool = 
         raise FileExistsError(f"{out}: already holds {existing}; pass overwrite (--overwrite)")
     out.mkdir(parents=True, exist_ok=True)
     for name in CONFIG_NAMES:
-        built.configs[name].save_to_disk(str(out / name))
+        # `datasets` cannot load an empty split back, so an empty split is not written.
+        splits = {s: data for s, data in built.configs[name].items() if len(data)}
+        DatasetDict(splits).save_to_disk(str(out / name))
     (out / "README.md").write_text(built.card, encoding="utf-8")
     return out

@@ -113,3 +113,30 @@ def user_system_prompt(scenario: Scenario) -> str:
         f"assistant has explained why it cannot be done and offered alternatives, write a short "
         f"closing line followed by {DONE_TOKEN}."
     )
+
+
+def restyle_prompt(messages: list[dict[str, str]], style: str) -> list[dict[str, str]]:
+    """The same prompt with the system message's step format switched to ``style``.
+
+    Used to evaluate ReAct prompting on rows built from Pre-Act trajectories.
+
+    Raises:
+        `ValueError`: If the first message is not a system prompt written by this module.
+
+    Example:
+        >>> from mads_bench.catalog import load_domain
+        >>> system = assistant_system_prompt(load_domain("mock").scenarios[0])
+        >>> react = restyle_prompt([{"role": "system", "content": system}], "react")
+        >>> "<plan>" in react[0]["content"]
+        False
+    """
+    if style not in _FORMAT:
+        raise ValueError(f"unknown style {style!r}; known: {sorted(_FORMAT)}")
+    if not messages or messages[0]["role"] != "system":
+        raise ValueError("the prompt has no system message to restyle")
+    system = messages[0]["content"]
+    current = next((s for s, text in _FORMAT.items() if text in system), None)
+    if current is None:
+        raise ValueError("the system message does not contain a mads-bench step format")
+    restyled = system.replace(_FORMAT[current], _FORMAT[style])
+    return [{**messages[0], "content": restyled}, *messages[1:]]

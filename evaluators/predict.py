@@ -1,0 +1,118 @@
+"""Run a model over the ``grpo`` rows of a split and write step predictions for L-1 / L-2.
+
+Each output line is one assistant step: the row's gold columns (``gold_action_type``,
+``gold_tool_name``, ``gold_tool_arguments``, ``gold_say``, ids, domain, complexity, turn
+and step indices), ``required_params`` of the gold tool when the domain pack knows it, and
+``prediction`` (the model's raw output). The model is any backend spec of
+:mod:`simulation.backends` (``transformers:<model>``, ``openai:<model>@<url>``, ...).
+
+The file is append-only and resumable: a row is keyed by (conversation, turn, step), rows
+already present are skipped, and a torn last line (an interrupted write) is removed first.
+Generation errors of a remote backend end the run with what was written kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from mads_bench.catalog import domain_names, load_domain
+from simulation.agents.prompts import restyle_prompt
+from simulation.trajectory_io import repair_torn_tail
+
+GOLD_COLUMNS = (
+    "conversation_id",
+    "scenario_id",
+    "domain",
+    "complexity",
+    "turn_index",
+    "step_index",
+    "gold_action_type",
+    "gold_tool_name",
+    "gold_tool_arguments",
+    "gold_say",
+)
+
+
+def row_key(row: dict[str, Any]) -> tuple[str, int, int]:
+    """Identity of a step: (conversation, turn, step)."""
+    conversation = row.get("conversation_id") or row.get("scenario_id")
+    return (str(conversation), int(row["turn_index"]), int(row["step_index"]))
+
+
+def _required_params(domain: str, tool: str) -> list[str] | None:
+    if domain not in domain_names():
+        return None
+    spec = load_domain(domain).tools.get(tool)
+    return None if spec is None else spec.required
+
+
+def _done_keys(path: Path) -> set[tuple[str, int, int]]:
+    if not path.exists():
+        return set()
+    repair_torn_tail(path)
+    with path.open(encoding="utf-8") as handle:
+        return {row_key(json.loads(line)) for line in handle if line.strip()}
+
+
+def _batches(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+def predict_steps(
+    rows: Iterable[dict[str, Any]],
+    backend: Any,
+    out: Path | str,
+    *,
+    style: str = "pre_act",
+    batch_size: int = 8,
+    max_new_tokens: int = 256,
+    seed: int = 0,
+    progress: bool = True,
+) -> dict[str, int]:
+    """Generate one prediction per row and append it to ``out``.
+
+    Args:
+        rows: ``grpo`` rows (dicts with ``prompt`` and the gold columns).
+        backend: a :class:`simulation.backends.ChatBackend`.
+        out: predictions JSONL; existing rows are kept and skipped (resume).
+        style: ``pre_act`` or ``react`` prompting (the system message is restyled).
+        batch_size: prompts per ``generate`` call.
+        max_new_tokens: generation budget per step.
+        seed: sampling seed passed to the backend (greedy decoding ignores it).
+        progress: show a progress bar.
+
+    Returns:
+        ``{"written": n, "skipped": n}``.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = _done_keys(out)
+    todo = [r for r in rows if row_key(r) not in done]
+    skipped = len(done)
+    bar = tqdm(total=len(todo), desc="predict", unit="step", disable=not progress)
+    written = 0
+    with out.open("a", encoding="utf-8") as handle:
+        for batch in _batches(todo, batch_size):
+            prompts = [restyle_prompt(list(r["prompt"]), style) for r in batch]
+            outputs = backend.generate(
+                prompts, max_new_tokens=max_new_tokens, temperature=0.0, seed=seed
+            )
+            for row, prediction in zip(batch, outputs, strict=True):
+                record = {c: row.get(c) for c in GOLD_COLUMNS}
+                record["required_params"] = _required_params(
+                    str(row.get("domain")), str(row.get("gold_tool_name") or "")
+                )
+                record["style"] = style
+                record["prediction"] = prediction
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+            written += len(batch)
+            bar.update(len(batch))
+    bar.close()
+    return {"written": written, "skipped": skipped}

@@ -1,0 +1,106 @@
+"""Running a model over a split: predictions file, resume, ReAct restyling, eval CLI."""
+
+import json
+
+import pytest
+
+from evaluators.predict import predict_steps, row_key
+from mads_bench.catalog import load_domain
+from mads_bench.cli import main
+from mads_bench.datasets import build_dataset, load_mads_dataset, save_dataset
+from simulation.backends import FakeBackend
+from simulation.runner import simulate
+from tests.recipes.wandb_offline import read_offline_run
+
+SAY = '<think>I answer.</think>\n<action type="say">Done.</action>'
+
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory):
+    # scripted conversations of the mock domain, split by scenario
+    trajectories = [
+        simulate(s, seed=seed) for s in load_domain("mock").scenarios for seed in (0, 1)
+    ]
+    built = build_dataset(
+        trajectories, include_unvalidated=True, held_out_domains=[], test_size=0.5
+    )
+    return save_dataset(built, tmp_path_factory.mktemp("ds") / "mock")
+
+
+def test_predictions_carry_gold_and_resume(dataset_dir, tmp_path):
+    rows = load_mads_dataset(str(dataset_dir), "grpo", split="test")
+    out = tmp_path / "pred.jsonl"
+    backend = FakeBackend(replies=lambda conversation: SAY)
+    # first a partial run, then a resumed full run: nothing duplicated, nothing dropped
+    first = predict_steps(rows.select(range(3)), backend, out, batch_size=2, progress=False)
+    assert first == {"written": 3, "skipped": 0}
+    with out.open("a") as handle:
+        handle.write('{"torn": ')  # an interrupted write
+    second = predict_steps(rows, backend, out, batch_size=2, progress=False)
+    assert second == {"written": len(rows) - 3, "skipped": 3}
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(row_key(r) for r in written) == sorted(row_key(r) for r in rows)
+    tool_rows = [r for r in written if r["gold_action_type"] == "tool"]
+    # required parameters come from the domain's tool specs
+    spec = load_domain("mock").tools[tool_rows[0]["gold_tool_name"]]
+    assert tool_rows[0]["required_params"] == spec.required
+    assert all(r["prediction"] == SAY and r["style"] == "pre_act" for r in written)
+
+
+def test_react_prompting_drops_the_plan(dataset_dir, tmp_path):
+    rows = load_mads_dataset(str(dataset_dir), "grpo", split="test").select(range(2))
+    backend = FakeBackend(replies=lambda conversation: SAY)
+    predict_steps(rows, backend, tmp_path / "p.jsonl", style="react", progress=False)
+    systems = [conversation[0]["content"] for conversation in backend.calls]
+    assert systems and all("<plan>" not in s and "<think>" in s for s in systems)
+
+
+def test_eval_cli_runs_and_scores(dataset_dir, tmp_path, capsys, monkeypatch):
+    # an oracle that answers every prompt with its gold step (from the sft config)
+    sft = load_mads_dataset(str(dataset_dir), "sft", split="test")
+    gold = {json.dumps(r["prompt"]): r["completion"][0]["content"] for r in sft}
+    oracle = FakeBackend(replies=lambda conversation: gold[json.dumps(conversation)])
+    monkeypatch.setattr("simulation.backends.get_backend", lambda spec: oracle)
+    pred = tmp_path / "pred.jsonl"
+    args = ["--model", "fake:", "--dataset", str(dataset_dir), "--predictions", str(pred)]
+    assert main(["eval", "l1", *args, "--similarity-model", "none", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["overall"]
+    assert report["action_recall_macro"] == 1.0 and report["param_exact_match"] == 1.0
+    assert report["n_steps"] == len(sft)
+    assert main(["eval", "l2", "--predictions", str(pred), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["overall"]["success_rate"] == 1.0
+    # an always-say model fails every conversation that opens with a tool step
+    always_say = FakeBackend(replies=lambda conversation: SAY)
+    monkeypatch.setattr("simulation.backends.get_backend", lambda spec: always_say)
+    pred2 = tmp_path / "say.jsonl"
+    args = ["--model", "fake:", "--dataset", str(dataset_dir), "--predictions", str(pred2)]
+    assert main(["eval", "l1", *args, "--similarity-model", "none", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["overall"]
+    assert report["action_recall_say"] == 1.0 and report["action_recall_tool"] == 0.0
+    assert main(["eval", "l2", "--predictions", str(pred2), "--json"]) == 0
+    firsts = {}
+    for row in sorted(map(json.loads, pred2.read_text().splitlines()), key=row_key):
+        firsts.setdefault(row["conversation_id"], row["gold_action_type"])
+    opens_with_say = sum(kind == "say" for kind in firsts.values()) / len(firsts)
+    l2 = json.loads(capsys.readouterr().out)["overall"]
+    assert l2["success_rate"] <= opens_with_say
+    # --model without --dataset is a usage error
+    assert main(["eval", "l1", "--model", "fake:", "--predictions", str(pred)]) == 2
+
+
+def test_eval_logs_the_report_to_wandb_offline(dataset_dir, tmp_path, capsys, monkeypatch):
+    # W&B runs offline here (no network); the run's summary holds the report's figures
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    import wandb
+
+    wandb.teardown()  # forget settings an earlier test of this process may have fixed
+    backend = FakeBackend(replies=lambda conversation: SAY)
+    rows = load_mads_dataset(str(dataset_dir), "grpo", split="test")
+    pred = tmp_path / "pred.jsonl"
+    predict_steps(rows, backend, pred, progress=False)
+    assert main(["eval", "l2", "--predictions", str(pred), "--wandb-project", "mads-test"]) == 0
+    [logged] = read_offline_run(tmp_path).history
+    assert logged["l2/overall/n_conversations"] == len({row_key(r)[0] for r in rows})
+    assert "l2/by_domain/mock/success_rate" in logged
