@@ -15,10 +15,11 @@ from mads_bench.cli import (
     sage,
     scenarios,
     simulate,
+    validate,
 )
 from mads_bench.loading import CatalogError
 
-COMMAND_GROUPS = (info, models, scenarios, atod, simulate, datasets, evaluation, sage)
+COMMAND_GROUPS = (info, models, scenarios, atod, simulate, validate, datasets, evaluation, sage)
 
 
 def build_parser() -> argparse.ArgumentParser:

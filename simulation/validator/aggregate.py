@@ -1,0 +1,189 @@
+"""The validator's entry points: run the four checks, consult the judge, build the verdict.
+
+``validate_trajectories`` works in chunks: it runs the rule checks per trajectory, the
+embedding checks for the whole chunk in one encoder batch, then sends every pending judge
+question of the chunk in ONE ``judge.complete`` call. Without a judge each question falls
+back to the offline decision it carries (rules or embedding), so a run without a judge is
+a complete judgement, not "always pass". The verdict (``Trajectory.verdict``) is::
+
+    {"passed": bool, "judge": "<spec>" | "rules",
+     "checks": {"syntax" | "faithfulness" | "role_confusion" | "task_success":
+                {"passed": bool, "reasons": [str], "decided_by": "rules"|"embedding"|"judge"}}}
+
+Example:
+    >>> from mads_bench.catalog import load_domain
+    >>> from simulation.runner import simulate
+    >>> scenario = load_domain("mock").scenarios[1]
+    >>> verdict = validate_trajectory(simulate(scenario), scenario, embedder=NO_EMBEDDINGS)
+    >>> verdict["passed"], sorted(verdict["checks"])
+    (True, ['faithfulness', 'role_confusion', 'syntax', 'task_success'])
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+
+import numpy as np
+
+from mads_bench.data_model import Scenario, Trajectory
+from simulation.validator.common import CHECK_NAMES, CheckResult, Context, JudgeBackend
+from simulation.validator.embedding import Embedder
+from simulation.validator.faithfulness import check_faithfulness
+from simulation.validator.role_confusion import RoleConfusionChecker
+from simulation.validator.syntax import check_syntax
+from simulation.validator.task_success import TaskSuccessChecker
+
+_ANSWER = re.compile(r"\b(yes|no|true|false|pass|fail)\b", re.IGNORECASE)
+_MEANS = {"yes": "yes", "true": "yes", "pass": "yes", "no": "no", "false": "no", "fail": "no"}
+
+
+class _Orthogonal:
+    """An encoder under which different texts are unrelated (one-hot by a hash of the text),
+    so the embedding tests never fire. For doctests and rule-only runs; not the default."""
+
+    dimension = 1 << 12
+
+    def encode(self, texts: list[str], **kwargs: object) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            vectors[row, zlib.crc32(text.encode()) % self.dimension] = 1.0
+        return vectors
+
+
+NO_EMBEDDINGS = Embedder(_Orthogonal())
+
+
+def parse_answer(reply: str) -> str | None:
+    """``"yes"``/``"no"`` from the first yes/no-like word of a judge reply, else None.
+
+    Example:
+        >>> parse_answer("**No** - the amount was never stated."), parse_answer("unsure")
+        ('no', None)
+    """
+    match = _ANSWER.search(reply or "")
+    return _MEANS[match.group(1).casefold()] if match else None
+
+
+def resolve(result: CheckResult, answers: list[str] | None) -> CheckResult:
+    """Settle a result's pending questions with judge replies (or their offline decisions)."""
+    pending, result.pending = result.pending, []
+    for index, question in enumerate(pending):
+        answer = parse_answer(answers[index]) if answers is not None else None
+        if answer is None:
+            if question.offline_fails:
+                result.fail(question.reason, by=question.offline_by)
+            else:
+                result.consulted(question.offline_by)
+        elif answer == question.fail_on:
+            result.fail(question.reason, by="judge")
+        else:
+            result.consulted("judge")
+    return result
+
+
+def validate_trajectories(
+    trajectories: Iterable[Trajectory],
+    scenarios: Mapping[str, Scenario],
+    *,
+    judge: JudgeBackend | None = None,
+    embedder: Embedder | None = None,
+    chunk_size: int = 32,
+) -> Iterator[Trajectory]:
+    """Validate trajectories lazily, yielding each with its ``verdict`` set, in input order.
+
+    Args:
+        trajectories: the trajectories (any iterable; read lazily, chunk by chunk).
+        scenarios: scenario by id; a trajectory whose scenario is missing fails every check.
+        judge: optional judge backend (``complete(prompts) -> replies``).
+        embedder: shared sentence embedder (MiniLM, loaded on first use, when omitted).
+        chunk_size: trajectories per embedding batch and judge call.
+    """
+    embedder = embedder or Embedder()
+    role_checker = RoleConfusionChecker(embedder)
+    task_checker = TaskSuccessChecker(embedder)
+    chunk: list[Trajectory] = []
+    for trajectory in trajectories:
+        chunk.append(trajectory)
+        if len(chunk) >= chunk_size:
+            yield from _validate_chunk(chunk, scenarios, judge, role_checker, task_checker)
+            chunk = []
+    if chunk:
+        yield from _validate_chunk(chunk, scenarios, judge, role_checker, task_checker)
+
+
+def _validate_chunk(
+    chunk: list[Trajectory],
+    scenarios: Mapping[str, Scenario],
+    judge: JudgeBackend | None,
+    role_checker: RoleConfusionChecker,
+    task_checker: TaskSuccessChecker,
+) -> Iterator[Trajectory]:
+    known = [t for t in chunk if t.scenario_id in scenarios]
+    contexts = [Context(t, scenarios[t.scenario_id], style=_style(t)) for t in known]
+    roles = iter(role_checker.check_many(contexts))
+    results: dict[str, dict[str, CheckResult]] = {}
+    for context in contexts:
+        results[context.trajectory.id] = {
+            "syntax": check_syntax(context),
+            "faithfulness": check_faithfulness(context),
+            "role_confusion": next(roles),
+            "task_success": task_checker.check(context, judged=judge is not None),
+        }
+    questions = [q for checks in results.values() for r in checks.values() for q in r.pending]
+    replies = judge.complete([q.prompt for q in questions]) if judge and questions else []
+    cursor = 0
+    for checks in results.values():
+        for result in checks.values():
+            count = len(result.pending)
+            resolve(result, replies[cursor : cursor + count] if judge else None)
+            cursor += count
+    spec = getattr(judge, "spec", "judge") if judge is not None else "rules"
+    for trajectory in chunk:
+        checks = results.get(trajectory.id) or _missing_scenario(trajectory)
+        verdict = {
+            "passed": all(r.passed for r in checks.values()),
+            "checks": {name: checks[name].to_dict() for name in CHECK_NAMES},
+            "judge": spec,
+        }
+        yield trajectory.model_copy(update={"verdict": verdict})
+
+
+def _missing_scenario(trajectory: Trajectory) -> dict[str, CheckResult]:
+    results = {name: CheckResult() for name in CHECK_NAMES}
+    for result in results.values():
+        result.fail(f"conversation: unknown_scenario: no scenario {trajectory.scenario_id!r}")
+    return results
+
+
+def _style(trajectory: Trajectory) -> str:
+    """``react`` when the system prompt describes no ``<plan>`` block, else ``pre_act``."""
+    messages = trajectory.messages
+    if messages and messages[0].role == "system" and "<plan>" not in messages[0].content:
+        return "react"
+    return "pre_act"
+
+
+def validate_trajectory(
+    trajectory: Trajectory,
+    scenario: Scenario,
+    *,
+    judge: JudgeBackend | None = None,
+    embedder: Embedder | None = None,
+) -> dict:
+    """Validate one trajectory and return its verdict dict (see the module docstring).
+
+    Args:
+        trajectory: the conversation.
+        scenario: the scenario it simulated.
+        judge: optional judge backend; any :func:`simulation.backends.get_backend` spec works.
+        embedder: sentence embedder (MiniLM by default).
+
+    Returns:
+        `dict`: ``{"passed", "checks", "judge"}``.
+    """
+    (validated,) = validate_trajectories(
+        [trajectory], {scenario.id: scenario}, judge=judge, embedder=embedder
+    )
+    return validated.verdict

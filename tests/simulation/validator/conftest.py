@@ -1,0 +1,39 @@
+"""Fixtures for the validator tests: scenarios, the MiniLM embedder, clean trajectories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mads_bench.catalog import load_all_scenarios
+from mads_bench.data_model import Scenario, Trajectory
+from simulation.runner import simulate
+from simulation.validator import Embedder
+from tests.simulation.validator.corrupt import FROZEN, TRANSFER
+
+
+@pytest.fixture(scope="session")
+def scenarios() -> dict[str, Scenario]:
+    """Every hand-written scenario (mock included) by id."""
+    return {s.id: s for s in load_all_scenarios(include_mock=True)}
+
+
+@pytest.fixture(scope="session")
+def embedder(minilm_path: Any) -> Embedder:
+    """One MiniLM embedder for the whole session."""
+    from mads_bench.models import load_sentence_encoder
+
+    return Embedder(load_sentence_encoder(str(minilm_path)))
+
+
+@pytest.fixture(scope="session")
+def transfer(scenarios: dict[str, Scenario]) -> Trajectory:
+    """A clean scripted savings-to-checking transfer (normal scenario)."""
+    return simulate(scenarios[TRANSFER], seed=0)
+
+
+@pytest.fixture(scope="session")
+def frozen(scenarios: dict[str, Scenario]) -> Trajectory:
+    """A clean scripted decline of a payment from a frozen account (impossible scenario)."""
+    return simulate(scenarios[FROZEN], seed=0)

@@ -1,0 +1,82 @@
+"""Task-success check: final state vs the gold replay, and impossible tasks declined well."""
+
+from mads_bench.pre_act import Action
+from simulation.validator import NO_EMBEDDINGS, validate_trajectory
+from tests.simulation.validator.corrupt import FROZEN, TRANSFER, reasons, with_state, with_step
+
+
+def _task(trajectory, scenario, embedder=NO_EMBEDDINGS):
+    verdict = validate_trajectory(trajectory, scenario, embedder=embedder)
+    return verdict["checks"]["task_success"], reasons(verdict, "task_success")
+
+
+def test_clean_normal_and_impossible_pass(transfer, frozen, scenarios):
+    # the transfer happened as in the gold replay; the impossible payment was declined
+    assert _task(transfer, scenarios[TRANSFER])[1] == []
+    assert _task(frozen, scenarios[FROZEN])[1] == []
+
+
+def test_missing_write(transfer, scenarios):
+    # the final state is the seed state: the transfer never happened
+    seedless = transfer.model_copy(update={"final_state": _seed_state(scenarios[TRANSFER])})
+    _, found = _task(seedless, scenarios[TRANSFER])
+    assert any(r.startswith("final state: missing_change: no new transfers record") for r in found)
+
+
+def test_hard_constraint_violated(transfer, scenarios):
+    # the stored transfer moved 1000 instead of the required 1200
+    new_id = [r for r in transfer.final_state["transfers"] if r["amount"] == 1200.0][0]
+    bad = with_state(transfer, "transfers", "transfer_id", new_id["transfer_id"], amount=1000.0)
+    _, found = _task(bad, scenarios[TRANSFER])
+    assert found == [
+        f"final state: hard_constraint_violated: new transfers {new_id['transfer_id']}.amount is "
+        "1000.0, expected 1200.0"
+    ]
+
+
+def test_soft_difference_with_user_agreement_passes(transfer, scenarios):
+    # the memo is no hard constraint, and the user said "Yes, please go ahead" before the write
+    new_id = [r for r in transfer.final_state["transfers"] if r["amount"] == 1200.0][0]
+    bad = with_state(transfer, "transfers", "transfer_id", new_id["transfer_id"], memo="tax")
+    assert _task(bad, scenarios[TRANSFER])[1] == []
+
+
+def test_impossible_task_pretending_success(frozen, scenarios):
+    # the decline (message 10) becomes a success story
+    bad = with_step(frozen, 10, action=Action.say("All done! Your payment of 600 has been sent."))
+    check, found = _task(bad, scenarios[FROZEN])
+    assert found == [
+        "turn 1 step 1: pretends_success: the goal cannot be reached but the last say claims "
+        "'has been sent'"
+    ]
+    assert check["decided_by"] == "rules"
+
+
+def test_impossible_task_with_forbidden_write(frozen, scenarios):
+    # the frozen account's balance dropped by 600: money left an account it must not leave
+    bad = with_state(frozen, "accounts", "account_id", "ACC-0401", balance=4610.88)
+    _, found = _task(bad, scenarios[FROZEN])
+    assert found == [
+        "final state: unexpected_change: accounts ACC-0401 changed (balance: 5210.88 -> 4610.88)"
+    ]
+
+
+def test_impossible_without_explanation_embedding(frozen, scenarios, embedder):
+    # no decline cue, nothing like the fallback: MiniLM finds it far from the explanation
+    bad = with_step(frozen, 10, action=Action.say("Okay. Have a nice weekend!"))
+    check, found = _task(bad, scenarios[FROZEN], embedder)
+    assert len(found) == 1 and found[0].startswith("[embedding] turn 1 step 1: no_explanation")
+    assert check["decided_by"] == "embedding"
+
+
+def test_loop_end_fails(transfer, scenarios):
+    # a conversation cut by the loop detector is not a success
+    looped = transfer.model_copy(update={"end_reason": "loop"})
+    _, found = _task(looped, scenarios[TRANSFER])
+    assert found == ["conversation: ended_badly: the run ended with 'loop'"]
+
+
+def _seed_state(scenario):
+    from mads_bench.catalog import load_domain
+
+    return load_domain(scenario.domain).database(scenario.backend_state).dump()
