@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+from mads_bench.cli import atod_generate
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("atod", help="ATOD goal tracking and lifecycle metrics.")
@@ -57,6 +59,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     track.add_argument("--out", type=Path, required=True, help="Output file (.jsonl or .json).")
     track.add_argument("--limit", type=int, help="Only the first N dialogues.")
     track.set_defaults(handler=run_track)
+
+    atod_generate.register(sub)
 
 
 def run_score(args: argparse.Namespace) -> int:
