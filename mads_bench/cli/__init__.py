@@ -10,6 +10,7 @@ from mads_bench.cli import (
     atod,
     datasets,
     evaluation,
+    import_apigen,
     info,
     models,
     sage,
@@ -19,7 +20,18 @@ from mads_bench.cli import (
 )
 from mads_bench.loading import CatalogError
 
-COMMAND_GROUPS = (info, models, scenarios, atod, simulate, validate, datasets, evaluation, sage)
+COMMAND_GROUPS = (
+    info,
+    models,
+    scenarios,
+    atod,
+    simulate,
+    validate,
+    datasets,
+    import_apigen,
+    evaluation,
+    sage,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

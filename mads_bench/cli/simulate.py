@@ -1,37 +1,76 @@
 """``mads-bench simulate``: run user/assistant/tool agents over scenarios into trajectories JSONL.
 
+Scenario sources (pick one):
+
+- default: the hand-written scenarios of ``--domain`` (repeatable; default all six, no mock);
+- ``--num-scenarios N``: N scenarios from the seeded generator (seed = ``--seed``, complexity
+  ``--mix``) spread over the ``--domain`` s: each gets ``N // D``, the first ``N % D`` one
+  more. ``--with-hand-written`` adds the hand-written ones in front. The generated scenarios
+  are also written next to the output (``scenarios.jsonl``) for ``validate --scenarios``;
+- ``--scenarios FILE``: a scenario file.
+
+Every scenario runs ``-k`` times (repetitions). ``--shard i/n`` keeps conversation number j
+of that plan when ``j % n == i``: the n shard files together hold exactly the unsharded run.
+``--out`` is a file when it ends in a suffix such as ``.jsonl``, otherwise a folder that gets
+``trajectories.jsonl`` (``trajectories.shard-i-of-n.jsonl`` when sharded). Records are
+written in plan order at any ``--concurrency``, so a seed gives the same bytes.
+
 Example::
 
-    mads-bench simulate --domain mock --num-conversations-per-scenario 2 --out t.jsonl
+    mads-bench simulate --out outputs/run --num-scenarios 240 --seed 0 --concurrency 2
+    mads-bench simulate --out outputs/run --num-scenarios 240 --seed 0 --shard 1/4 --resume
     mads-bench simulate --scenarios generated.jsonl --seed 1 --out t.jsonl --resume
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections import Counter
 from pathlib import Path
 
 from mads_bench.catalog import domain_names
+from mads_bench.cli.scenarios import parse_mix
+from mads_bench.generator import DEFAULT_MIX
+
+_MIX_TEXT = ",".join(f"{k}={v}" for k, v in DEFAULT_MIX.items())
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "simulate",
         help="Simulate conversations (user, assistant and tool agents) into trajectories JSONL.",
-        description="Simulate conversations and append one trajectory per line to --out. "
-        "Agents are 'scripted' (offline, deterministic) or a backend spec such as "
-        "'transformers:<model>' or 'openai:<model>@<base_url>'.",
+        description=__doc__.split("Example::")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--domain",
         action="append",
         choices=domain_names(),
-        help="Hand-written scenarios of this domain (repeatable; default: all but mock).",
+        help="Domain of the scenarios, hand-written or generated (repeatable; default: all "
+        "but mock).",
     )
     source.add_argument("--scenarios", type=Path, help="Scenario file (YAML, JSON or JSONL).")
+    parser.add_argument(
+        "--num-scenarios",
+        type=int,
+        help="Generate N scenarios (seeded by --seed) spread over the domains, instead of "
+        "the hand-written ones.",
+    )
+    parser.add_argument(
+        "--with-hand-written",
+        action="store_true",
+        help="With --num-scenarios: also run the domains' hand-written scenarios (first).",
+    )
+    parser.add_argument(
+        "--mix",
+        type=parse_mix,
+        default=DEFAULT_MIX,
+        help=f"Complexity shares of generated scenarios (default {_MIX_TEXT}).",
+    )
     parser.add_argument(
         "--num-conversations-per-scenario",
         "-k",
@@ -48,79 +87,193 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--style", choices=("pre_act", "react"), default="pre_act", help="Assistant step format."
     )
     parser.add_argument("--max-turns", type=int, default=12, help="User-turn cap (default 12).")
-    parser.add_argument("--out", type=Path, required=True, help="Output trajectories JSONL.")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="Conversations in flight (default 1). Threads for openai:/fake: agents, worker "
+        "processes for scripted ones, always 1 for transformers:.",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("auto", "sequential", "thread", "process"),
+        default="auto",
+        help="Override how --concurrency is used (default auto, see above).",
+    )
+    parser.add_argument("--shard", help="Run only shard i of n ('i/n', 0-based).")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="Output JSONL file, or a folder (no suffix)."
+    )
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="Continue an existing --out: skip conversations it holds, repair a torn last line.",
+        help="Continue an existing output: skip conversations it holds, repair a torn last line.",
     )
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     parser.set_defaults(handler=run_simulate)
 
 
+def output_path(out: Path, shard: tuple[int, int] | None) -> Path:
+    """The trajectory file for ``--out``: the path itself, or a file inside a folder.
+
+    Example:
+        >>> output_path(Path("runs/a"), (1, 4)).as_posix()
+        'runs/a/trajectories.shard-1-of-4.jsonl'
+    """
+    if out.suffix and not out.is_dir():
+        return out
+    name = f"trajectories.shard-{shard[0]}-of-{shard[1]}.jsonl" if shard else "trajectories.jsonl"
+    return out / name
+
+
+def select_scenarios(args: argparse.Namespace) -> tuple[list, list]:
+    """(all scenarios to run, the generated ones) for the parsed arguments."""
+    from mads_bench.catalog import load_domain
+    from mads_bench.cli.scenarios import load_scenario_file
+    from mads_bench.generator import generate_scenarios
+
+    if args.scenarios:
+        return load_scenario_file(args.scenarios), []
+    names = args.domain or [n for n in domain_names() if n != "mock"]
+    hand_written = [s for name in names for s in load_domain(name).scenarios]
+    if args.num_scenarios is None:
+        return hand_written, []
+    share, extra = divmod(args.num_scenarios, len(names))
+    generated = [
+        scenario
+        for position, name in enumerate(names)
+        for scenario in generate_scenarios(
+            load_domain(name), share + (position < extra), args.seed, args.mix
+        )
+    ]
+    return (hand_written if args.with_hand_written else []) + generated, generated
+
+
+def _write_scenarios(path: Path, scenarios: list) -> None:
+    # Atomic, since the shards of one run may share a folder and write the same file.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text("".join(s.model_dump_json() + "\n" for s in scenarios))
+    os.replace(temporary, path)
+
+
+def _check_args(args: argparse.Namespace) -> str | None:
+    if args.num_conversations_per_scenario < 1:
+        return "--num-conversations-per-scenario must be >= 1"
+    if args.concurrency < 1:
+        return "--concurrency must be >= 1"
+    if args.num_scenarios is not None and args.scenarios:
+        return "--num-scenarios generates scenarios; it cannot be combined with --scenarios"
+    if args.num_scenarios is not None and args.num_scenarios < 1:
+        return "--num-scenarios must be >= 1"
+    if args.with_hand_written and args.num_scenarios is None:
+        return "--with-hand-written only applies with --num-scenarios"
+    if args.mix != DEFAULT_MIX and args.num_scenarios is None:
+        return "--mix only applies with --num-scenarios (hand-written scenarios fix their own)"
+    return None
+
+
 def run_simulate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from mads_bench.catalog import load_domain
-    from mads_bench.cli.scenarios import load_scenario_file
-    from simulation.runner import RunLimits, simulate, trajectory_id
+    from simulation.parallel import (
+        SimulationSettings,
+        choose_executor,
+        parse_shard,
+        plan_jobs,
+        run_jobs,
+        select_shard,
+    )
+    from simulation.runner import RunLimits, trajectory_id
     from simulation.trajectory_io import TrajectoryWriter
 
-    if args.num_conversations_per_scenario < 1:
-        print("error: --num-conversations-per-scenario must be >= 1", file=sys.stderr)
+    problem = _check_args(args)
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+        executor = choose_executor(args.user, args.assistant, args.concurrency, args.executor)
+        scenarios, generated = select_scenarios(args)
+    except ValueError as err:
+        problem = problem or str(err)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
-    if args.scenarios:
-        scenarios = load_scenario_file(args.scenarios)
-    else:
-        names = args.domain or [n for n in domain_names() if n != "mock"]
-        scenarios = [s for name in names for s in load_domain(name).scenarios]
-    jobs = [(s, r) for s in scenarios for r in range(args.num_conversations_per_scenario)]
+    out = output_path(args.out, shard)
+    if generated:
+        scenario_file = out.parent / (
+            "scenarios.jsonl" if out.parent == args.out else f"{out.stem}.scenarios.jsonl"
+        )
+        _write_scenarios(scenario_file, generated)
+        print(f"{len(generated)} generated scenarios in {scenario_file}", file=sys.stderr)
+    jobs = plan_jobs(scenarios, args.num_conversations_per_scenario)
+    if shard:
+        jobs = select_shard(jobs, shard)
     backends = {}
     for spec in {args.user, args.assistant} - {"scripted"}:
         from simulation.backends import get_backend
 
         backends[spec] = get_backend(spec)
-    limits = RunLimits(max_turns=args.max_turns)
+    settings = SimulationSettings(
+        args.seed, args.user, args.assistant, args.style, RunLimits(max_turns=args.max_turns)
+    )
     try:
-        writer = TrajectoryWriter(args.out, resume=args.resume)
+        writer = TrajectoryWriter(out, resume=args.resume)
     except FileExistsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if writer.repaired_bytes:
         print(f"repaired a torn last line ({writer.repaired_bytes} bytes)", file=sys.stderr)
-    todo = [(s, r) for s, r in jobs if trajectory_id(s.id, r, args.seed) not in writer]
-    outcomes: Counter[str] = Counter()
-    behaviors: Counter[str] = Counter()
-    failures = 0
-    with writer, tqdm(total=len(todo), desc="simulate", disable=args.no_progress) as bar:
-        for scenario, repetition in todo:
-            try:
-                trajectory = simulate(
-                    scenario,
-                    seed=args.seed,
-                    repetition=repetition,
-                    user=args.user,
-                    assistant=args.assistant,
-                    style=args.style,
-                    limits=limits,
-                    backends=backends,
-                )
-            except Exception as err:  # a backend failure must not lose the finished records
-                failures += 1
-                print(f"error: {scenario.id} r{repetition}: {err!r}", file=sys.stderr)
-                bar.update()
-                continue
-            writer.write(trajectory)
-            outcomes[f"{trajectory.complexity}/{trajectory.end_reason}"] += 1
-            behaviors.update({i.kind for i in trajectory.injections})
+    todo = [j for j in jobs if trajectory_id(j.scenario.id, j.repetition, args.seed) not in writer]
+    finished, failures = [], 0
+    outcomes = run_jobs(
+        todo, settings, concurrency=args.concurrency, executor=executor, backends=backends
+    )
+    with (
+        writer,
+        contextlib.closing(outcomes),
+        tqdm(total=len(todo), desc="simulate", disable=args.no_progress) as bar,
+    ):
+        for outcome in outcomes:
             bar.update()
+            if outcome.error is not None:
+                failures += 1
+                job = outcome.job
+                print(
+                    f"error: {job.scenario.id} r{job.repetition}: {outcome.error}", file=sys.stderr
+                )
+                continue
+            writer.write(outcome.trajectory)
+            finished.append(outcome.trajectory)
     skipped = len(jobs) - len(todo)
-    print(f"\n{len(todo) - failures} conversations written to {args.out} ({skipped} already there)")
-    print("\n| complexity/end | conversations |\n| --- | --- |")
-    for key, count in sorted(outcomes.items()):
-        print(f"| {key} | {count} |")
-    if behaviors:
-        print("\n| behavior seen | conversations |\n| --- | --- |")
-        for key, count in sorted(behaviors.items()):
-            print(f"| {key} | {count} |")
+    where = f"shard {shard[0]}/{shard[1]}, " if shard else ""
+    print(
+        f"\n{len(finished)} conversations written to {out} ({where}{skipped} already there; "
+        f"executor {executor}, concurrency {args.concurrency})"
+    )
+    print(summary_tables(finished))
     return 1 if failures else 0
+
+
+def summary_tables(trajectories: list) -> str:
+    """Markdown tables: conversations by complexity/end reason, behaviors seen, and the
+    validator pass rate by complexity when the trajectories carry verdicts."""
+    outcomes: Counter[str] = Counter(f"{t.complexity}/{t.end_reason}" for t in trajectories)
+    behaviors: Counter[str] = Counter()
+    for trajectory in trajectories:
+        behaviors.update({i.kind for i in trajectory.injections})
+    lines = ["", "| complexity/end | conversations |", "| --- | --- |"]
+    lines += [f"| {key} | {count} |" for key, count in sorted(outcomes.items())]
+    if behaviors:
+        lines += ["", "| behavior seen | conversations |", "| --- | --- |"]
+        lines += [f"| {key} | {count} |" for key, count in sorted(behaviors.items())]
+    judged = [t for t in trajectories if t.verdict is not None]
+    if judged:
+        lines += [
+            "",
+            "| complexity | validator passed | judged | pass rate |",
+            "| --- | --- | --- | --- |",
+        ]
+        for complexity in sorted({t.complexity for t in judged}):
+            group = [t for t in judged if t.complexity == complexity]
+            passed = sum(bool(t.verdict.get("passed")) for t in group)
+            lines.append(f"| {complexity} | {passed} | {len(group)} | {passed / len(group):.1%} |")
+    return "\n".join(lines)
