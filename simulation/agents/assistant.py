@@ -9,11 +9,13 @@ Write tools are confirmed with the user first. Recovery: ``timeout``/``backend_e
 retried once in the same turn, then the user is asked whether to try again (one more
 round); empty results are reported with alternatives and searched again once if the user
 agrees; refusals (``policy_violation``, ``invalid_state``, ...) are explained — resubmitted
-once if the refusal asks for a confirmation, otherwise declined with alternatives. An
+once if the refusal asks for a confirmation; when the workflow goes on after a refused write
+(a smaller room, a later table), that next step is offered instead and done once the user
+agrees; otherwise declined with alternatives (:mod:`simulation.agents.recovery`). An
 impossible scenario runs its workflow and declines with its ``fallback_behavior``. The turn
-ends with a summary of what the tools returned. Every step is rendered with
-:func:`mads_bench.pre_act.render_step` (so it strict-parses) and its think/plan name the
-tool, the slots, the error code and the step count.
+ends with a summary of what the tools returned (and any refusal still standing). Every
+step is rendered with :func:`mads_bench.pre_act.render_step` (so it strict-parses) and its
+think/plan name the tool, the slots, the error code and the step count.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from mads_bench.data_model import Message, Scenario, ToolResult
 from mads_bench.pre_act import Action, PreActStep, canonical_json, render_step
 from simulation.agents import speech
 from simulation.agents.grounding import SlotGrounding
+from simulation.agents.recovery import ATTEMPTS_PER_ROUND, Decision, RecoveryMixin
 from simulation.agents.text import (
     is_affirmative,
     is_refusal,
@@ -32,10 +35,8 @@ from simulation.agents.text import (
     slot_label,
 )
 
-ATTEMPTS_PER_ROUND = 2  # first call + one retry, then ask the user
 
-
-class ScriptedAssistant:
+class ScriptedAssistant(RecoveryMixin):
     """Deterministic assistant policy (see the module docstring).
 
     Args:
@@ -59,6 +60,8 @@ class ScriptedAssistant:
         self.retry_empty = self.resubmit = False
         self.last_error = ("", "")
         self.results: list[ToolResult] = []
+        self.note: str | None = None  # apology for a refused write, said with the next say
+        self.refused: dict[str, str] = {}  # refused writes not done since -> rule message
 
     # ------------------------------------------------------------------ reading the view
     def respond(self, view: list[Message]) -> Message:
@@ -71,7 +74,7 @@ class ScriptedAssistant:
         self.seen = len(view)
         users = [normalise(m.content) for m in view if m.role == "user"]
         tools = normalise(" ".join(m.content for m in view if m.role == "tool"))
-        think, action, plan_steps = self._decide(users, tools)
+        think, action, plan_steps = self._next(users, tools)
         plan = None
         if self.steps_in_turn == 0 and self.style == "pre_act":
             plan = "\n".join(f"{i}. {s}" for i, s in enumerate(plan_steps, 1))
@@ -99,10 +102,13 @@ class ScriptedAssistant:
 
     def _on_result(self, result: ToolResult) -> None:
         content = result.content if isinstance(result.content, dict) else {}
-        if result.ok and speech.is_empty_result(result.content) and not self.scenario.impossible:
+        tool = self.tools.get(result.name)
+        empty = speech.is_empty_result(result.content, tool.kind if tool else "read")
+        if result.ok and empty and not self.scenario.impossible:
             self.issue = ("empty", result.name, self.retry_empty)
         elif result.ok:
             self.results.append(result)
+            self.refused.pop(result.name, None)
             self.pointer, self.attempts, self.retry_empty, self.resubmit = (
                 self.pointer + 1,
                 0,
@@ -116,10 +122,10 @@ class ScriptedAssistant:
             self.issue = ("refused", result.name, content.get("code"), content.get("message", ""))
 
     # ------------------------------------------------------------------ deciding
-    def _decide(self, users: list[str], tools: str) -> tuple[str, Action, list[str]]:
+    def _next(self, users: list[str], tools: str) -> Decision:
         remaining = [g.name for g in self.gold[self.pointer :]]
         if self.issue is not None:
-            return self._handle_issue(remaining)
+            return self._handle_issue(remaining, users, tools)
         if self.pointer >= len(self.gold):
             return self._finish()
         call = self.gold[self.pointer]
@@ -131,9 +137,10 @@ class ScriptedAssistant:
                 f"{call.name} ({where}) needs {labels}, which the user has not given yet; "
                 "I ask instead of guessing."
             )
+            ask = f"To go on instead, could you tell me {labels}?" if self.note else None
             return (
                 think,
-                Action.say(f"Could you tell me {labels}?"),
+                Action.say(self._spoken(ask or f"Could you tell me {labels}?")),
                 [
                     f"Ask the user for {labels}.",
                     *[f"Call {n}." for n in remaining],
@@ -153,7 +160,7 @@ class ScriptedAssistant:
             )
             return (
                 think,
-                Action.say(text),
+                Action.say(self._spoken(text)),
                 [f"Confirm the {slot_label(slot)}.", *[f"Call {n}." for n in remaining]],
             )
         key = canonical_json({"name": call.name, "arguments": args})
@@ -166,13 +173,14 @@ class ScriptedAssistant:
                     f"{call.name} ({where}) is a write and cannot be undone silently, so I "
                     f"confirm {speech.describe_args(args)} with the user first."
                 )
+                lead = "Instead, I can" if self.note else f"{again}I am ready to"
                 text = (
-                    f"{again}I am ready to {slot_label(call.name)} with "
-                    f"{speech.describe_args(args)}. Shall I go ahead?"
+                    f"{lead} {slot_label(call.name)} with {speech.describe_args(args)}. "
+                    "Shall I go ahead?"
                 )
                 return (
                     think,
-                    Action.say(text),
+                    Action.say(self._spoken(text)),
                     [
                         f"Confirm {call.name} with the user.",
                         *[f"Call {n}." for n in remaining],
@@ -205,95 +213,13 @@ class ScriptedAssistant:
         )
 
     # ------------------------------------------------------------------ saying
-    def _offer_retry(self, tool: str, code: str, message: str, remaining: list[str]) -> tuple:
-        if self.rounds >= 1:
-            self.pointer = len(self.gold)
-            text = (
-                f"I'm sorry, {slot_label(tool)} is still failing ({code}: {message}). "
-                "Instead, you could try again later, and I can help with anything else."
-            )
-            return (
-                f"{tool} failed {ATTEMPTS_PER_ROUND} more times with {code}; I stop "
-                "retrying and explain.",
-                Action.say(text),
-                ["Explain the outage."],
-            )
-        self.awaiting = ("retry",)
-        think = (
-            f"{tool} failed {self.attempts} times with {code}; rather than loop, I tell "
-            "the user and offer to try again."
-        )
-        text = (
-            f"The {slot_label(tool)} service is not responding right now ({code}: "
-            f"{message}). Shall I try again?"
-        )
-        return (
-            think,
-            Action.say(text),
-            [
-                "Tell the user about the failure.",
-                *[f"Call {n} once they agree." for n in remaining],
-            ],
-        )
+    def _spoken(self, text: str) -> str:
+        """``text``, after the pending apology for a refused write (said once)."""
+        note, self.note = self.note, None
+        return f"{note} {text}" if note else text
 
-    def _handle_issue(self, remaining: list[str]) -> tuple[str, Action, list[str]]:
-        kind, tool = self.issue[0], self.issue[1]
-        if kind == "empty":
-            already_retried = self.issue[2]
-            if not already_retried:
-                self.awaiting = ("empty",)
-                optional = [
-                    p
-                    for p in self.tools[tool].parameters.get("properties", {})
-                    if p not in self.tools[tool].required
-                ]
-                change = f" or change the {slot_label(optional[0])}" if optional else ""
-                text = (
-                    f"I'm sorry, {slot_label(tool)} found nothing for your request. As "
-                    f"alternatives, I can search once more{change}. Shall I search again?"
-                )
-                return (
-                    f"{tool} returned no results; I tell the user and offer alternatives.",
-                    Action.say(text),
-                    ["Report the empty result.", "Offer alternatives."],
-                )
-            self.pointer = len(self.gold)
-            text = (
-                f"I'm sorry, {slot_label(tool)} still found nothing. Instead, you could "
-                "adjust your request and I can search with the new details."
-            )
-            return (
-                f"{tool} came back empty twice; I stop and suggest alternatives.",
-                Action.say(text),
-                ["Explain that nothing was found."],
-            )
-        code, message = self.issue[2], self.issue[3]
-        if self.scenario.impossible:
-            self.issue = None
-            self.pointer = len(self.gold)
-            return self._finish(f"{tool} was refused ({code}: {message}). ")
-        if speech.invites_resubmission(message) and not self.resubmit:
-            self.awaiting = ("resubmit",)
-            text = f"The {slot_label(tool)} request was refused: {message} Shall I resubmit it now?"
-            return (
-                f"{tool} was refused with {code}; the rule asks for the user's confirmation, "
-                "so I explain it and offer to resubmit.",
-                Action.say(text),
-                ["Explain the rule.", f"Resubmit {tool} once the user confirms."],
-            )
-        self.issue, self.pointer = None, len(self.gold)
-        text = (
-            f"I'm sorry, I could not {slot_label(tool)}: {message} Instead, I can help you "
-            "with another option, or you could contact the team directly."
-        )
-        return (
-            f"{tool} was refused with {code} ({message}); this is a rule, not a glitch, so "
-            "I explain it and offer alternatives.",
-            Action.say(text),
-            ["Explain the rule.", "Offer alternatives."],
-        )
-
-    def _finish(self, reason: str = "") -> tuple[str, Action, list[str]]:
+    def _finish(self, reason: str = "") -> Decision:
+        self.note = None  # the summary repeats any refusal still standing
         if self.scenario.impossible:
             text = speech.spoken_fallback(self.scenario.fallback_behavior or "")
             names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "the tools"
@@ -316,6 +242,16 @@ class ScriptedAssistant:
             f"All {len(self.gold)} workflow steps are done ({names}); I summarise what "
             "the tools returned."
         )
+        if self.refused:
+            rules = "; ".join(
+                f"{slot_label(t)} was refused ({m.rstrip('. ')})" for t, m in self.refused.items()
+            )
+            think = (
+                f"The workflow is done ({names}) except {', '.join(self.refused)}, which a rule "
+                "refused; I repeat that and summarise what the alternative returned."
+            )
+            text = f"All done, with one change. I'm sorry: {rules}. Instead, here is the result: "
+            return think, Action.say(f"{text}{facts}."), ["Explain the refusal.", "Summarise."]
         verb = "did" if any(self.tools[r.name].kind == "write" for r in done) else "found"
         return (
             think,

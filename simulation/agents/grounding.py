@@ -12,7 +12,8 @@ decides, from the conversation only, whether the assistant has *earned* each val
 - any other value must appear in the user messages or tool results; if not, it is
   ``derived`` (used, and said so in the think).
 
-Lists and objects are grounded element by element.
+Lists are grounded element by element; an object (an address) is one slot when a slot holds
+exactly that object (the user says it as a whole), otherwise field by field.
 """
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ class SlotGrounding:
     def _ground(
         self, name: str, value: Any, users: list[str], tools: str, found: dict[str, list[Any]]
     ) -> Any:
-        if isinstance(value, dict):
-            return {k: self._ground(k, v, users, tools, found) for k, v in value.items()}
         if isinstance(value, list):
             return [self._ground(name, v, users, tools, found) for v in value]
         slot = self.slot_for(name, value)
+        if isinstance(value, dict) and slot is None:
+            return {k: self._ground(k, v, users, tools, found) for k, v in value.items()}
         if slot is None:
             if not value_in(value, tools + " " + " ".join(users)):
                 found["derived"].append(name)

@@ -15,7 +15,7 @@ from mads_bench.catalog import load_domain, load_personas
 from mads_bench.data_model import Scenario
 from simulation.agents.text import DONE_TOKEN, render_value, slot_label
 
-_FORMAT = {
+STEP_FORMATS = {
     "pre_act": """Answer every time with exactly one step in this format:
 <think>your reasoning about the situation</think>
 <plan>a numbered plan for the rest of this turn</plan>   (first step of a turn only)
@@ -29,7 +29,7 @@ or
 <action type="say">what you tell the user</action>""",
 }
 
-_RULES = """Rules:
+ASSISTANT_RULES = """Rules:
 - One action per step. A tool step is answered by a tool result; a turn ends with one say.
 - Use only values the user gave or a tool returned; ask for anything that is missing.
 - Confirm with the user before any write tool (bookings, payments, cancellations).
@@ -62,7 +62,7 @@ def assistant_system_prompt(scenario: Scenario, style: str = "pre_act") -> str:
         f"You are a {domain.manifest.title.lower()} assistant. {domain.manifest.description}\n"
         f"Today is {domain.manifest.today.isoformat()}.\n\n"
         f"Tools (OpenAI function format, one per line):\n{tools}\n\n"
-        f"{_FORMAT[style]}\n\n{_RULES}"
+        f"{STEP_FORMATS[style]}\n\n{ASSISTANT_RULES}"
     )
 
 
@@ -130,13 +130,13 @@ def restyle_prompt(messages: list[dict[str, str]], style: str) -> list[dict[str,
         >>> "<plan>" in react[0]["content"]
         False
     """
-    if style not in _FORMAT:
-        raise ValueError(f"unknown style {style!r}; known: {sorted(_FORMAT)}")
+    if style not in STEP_FORMATS:
+        raise ValueError(f"unknown style {style!r}; known: {sorted(STEP_FORMATS)}")
     if not messages or messages[0]["role"] != "system":
         raise ValueError("the prompt has no system message to restyle")
     system = messages[0]["content"]
-    current = next((s for s, text in _FORMAT.items() if text in system), None)
+    current = next((s for s, text in STEP_FORMATS.items() if text in system), None)
     if current is None:
         raise ValueError("the system message does not contain a mads-bench step format")
-    restyled = system.replace(_FORMAT[current], _FORMAT[style])
+    restyled = system.replace(STEP_FORMATS[current], STEP_FORMATS[style])
     return [{**messages[0], "content": restyled}, *messages[1:]]

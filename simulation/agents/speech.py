@@ -50,24 +50,32 @@ def describe_result(content: Any) -> str:
     parts = ["; ".join(_scalars(content))] if _scalars(content) else []
     for key, value in content.items():
         if isinstance(value, list):
-            parts.append(f"{slot_label(key)}: {describe_result(value)}")
+            parts.append(f"{slot_label(key)}: {describe_result(value) if value else 'none'}")
     return "; ".join(p for p in parts if p) or "no details"
 
 
-def is_empty_result(content: Any) -> bool:
-    """Whether a successful result found nothing: ``[]``, or an object whose record lists are
-    all empty and that is a search answer (``count``/``total`` 0, or at most 3 echoed fields).
+def is_empty_result(content: Any, kind: str = "read") -> bool:
+    """Whether a successful result of a tool of ``kind`` is a search that found nothing.
+
+    Only a ``read`` tool can come back empty (a write that succeeded did something, even
+    when it answers ``{"notified": []}``). A read result is empty when it is ``[]``, or an
+    object without nested records whose record lists are all empty and that is a search
+    answer (``count``/``total`` 0, or at most 3 echoed query fields).
 
     Example:
         >>> is_empty_result({"items": [], "count": 0, "query": "x"}), is_empty_result(
         ...     {"items": [1]})
         (True, False)
+        >>> is_empty_result({"event_id": "E1", "notified": []}, kind="write")
+        False
     """
+    if kind != "read":
+        return False
     if isinstance(content, list):
         return not content
     if isinstance(content, dict):
         lists = [v for v in content.values() if isinstance(v, list)]
-        if not lists or any(lists):
+        if not lists or any(lists) or any(isinstance(v, dict) for v in content.values()):
             return False
         counted = any(content.get(k) == 0 for k in ("count", "total"))
         return counted or len(content) - len(lists) <= 3

@@ -63,7 +63,7 @@ def slot_label(name: str) -> str:
 
 
 def render_value(value: Any) -> str:
-    """How a slot value is written in a message.
+    """How a slot value is written in a message (an object as compact JSON).
 
     Example:
         >>> render_value("premium_economy"), render_value(True), render_value(["A B", "C"])
@@ -78,6 +78,19 @@ def render_value(value: Any) -> str:
     if isinstance(value, str):
         return value.replace("_", " ")
     return str(value) if not isinstance(value, dict) else json.dumps(value, sort_keys=True)
+
+
+def spoken_value(value: Any) -> str:
+    """How a person says a slot value: like :func:`render_value`, but an object (an address)
+    as its filled-in values in order.
+
+    Example:
+        >>> spoken_value({"line1": "210 Grove St", "line2": None, "city": "Jersey City"})
+        '210 Grove St, Jersey City'
+    """
+    if isinstance(value, dict):
+        return ", ".join(spoken_value(v) for v in value.values() if v not in (None, "", [], {}))
+    return render_value(value)
 
 
 def _canonical_number(match: re.Match[str]) -> str:
@@ -98,29 +111,44 @@ def normalise(text: str) -> str:
 
 
 def value_in(value: Any, normalised_text: str) -> bool:
-    """Whether ``value`` (scalar, or every element of a list) appears in normalised text.
+    """Whether ``value`` (scalar, or every element of a list or object) appears in normalised
+    text.
 
-    Booleans never count as appearing: ``true`` is not something a user writes.
+    Booleans never count as appearing: ``true`` is not something a user writes. A whole
+    token only: ``3`` is not in ``4.3``, ``O1`` is not in ``o12``.
 
     Example:
         >>> value_in(142.80, normalise("pay 142.8 dollars")), value_in("O1", "cancel o12")
         (True, False)
+        >>> value_in(3, normalise("rating 4.3")), value_in(3, normalise("for 3."))
+        (False, True)
     """
     if isinstance(value, bool) or value is None:
         return False
     if isinstance(value, list):
         return bool(value) and all(value_in(v, normalised_text) for v in value)
+    if isinstance(value, dict):
+        leaves = [v for v in value.values() if v not in (None, "", [], {})]
+        return bool(leaves) and all(value_in(v, normalised_text) for v in leaves)
     needle = normalise(render_value(value))
     if not needle:
         return False
-    pattern = r"(?<![\w-])" + re.escape(needle) + r"(?![\w-])"
+    pattern = r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-]|\.\d)"
     return re.search(pattern, normalised_text) is not None
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """Equality after normalisation (``1200`` = ``1,200.0``, case-insensitive strings)."""
+    """Equality after normalisation (``1200`` = ``1,200.0``, case-insensitive strings); objects
+    key by key."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(same_value(a[k], b[k]) for k in a)
+        )
     return normalise(render_value(a)) == normalise(render_value(b))
 
 

@@ -5,7 +5,8 @@ from ``random.Random(f"{seed}:{scenario.id}:{turn}")``. What it does each turn, 
 
 1. opening (turn 0): greeting, the objective, and every slot that is neither withheld
    (``partial_information``) nor queued (``incremental_constraint_revelation``); withheld
-   values that appear literally in the objective are replaced by "my <slot label>";
+   values that appear literally in the objective are left out of it grammatically
+   (:func:`simulation.agents.objective.vague_objective`);
 2. goal revision: announced in the first message at or after user turn ``after_user_turn``
    (0-based message index), or earlier when the assistant asks to confirm an action or asks
    for a revised slot — a user who is about to change their mind does so before committing;
@@ -22,11 +23,11 @@ Every applied behavior is recorded in ``injections``.
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
 from mads_bench.catalog import load_personas
 from mads_bench.data_model import InjectionRecord, Message, Scenario
+from simulation.agents.objective import vague_objective
 from simulation.agents.style import StyleProfile
 from simulation.agents.text import (
     DONE_TOKEN,
@@ -34,9 +35,9 @@ from simulation.agents.text import (
     asks_confirmation,
     declines_with_alternatives,
     mentioned_slots,
-    render_value,
     reports_completion,
     slot_label,
+    spoken_value,
 )
 
 _TONE = {
@@ -88,7 +89,7 @@ class ScriptedUser:
 
     def _facts(self, names: list[str]) -> list[str]:
         self.given.update(names)
-        return [f"{slot_label(n)}: {render_value(self.slots[n])}" for n in names]
+        return [f"{slot_label(n)}: {spoken_value(self.slots[n])}" for n in names]
 
     def respond(self, view: list[Message]) -> Message:
         """The next user message, given the user-facing exchanges so far."""
@@ -119,15 +120,8 @@ class ScriptedUser:
         return Message(role="user", content=text, turn_index=self.turn - 1)
 
     def _objective_sentence(self) -> str:
-        objective = self.scenario.objective.strip()
-        for name in sorted(self.withheld | set(self.queue)):
-            value = render_value(self.slots[name])
-            pattern = r"(\w+\s)?(?<![\w.-])" + re.escape(value) + r"(?![\w-]|\.\d)"
-            found = re.search(pattern, objective, re.IGNORECASE)
-            if found:
-                before = found.group(1) or ""
-                keep = "" if before.strip().casefold() in slot_label(name).casefold() else before
-                objective = objective.replace(found.group(), f"{keep}my {slot_label(name)}")
+        held = {name: self.slots[name] for name in self.withheld | set(self.queue)}
+        objective = vague_objective(self.scenario.objective.strip(), held)
         first = objective.split()[0].casefold()
         if first in ("i", "my", "i'd", "i'm"):
             return objective

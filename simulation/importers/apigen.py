@@ -29,7 +29,7 @@ from typing import Any
 
 from mads_bench.data_model import Message, ToolCall, ToolResult, Trajectory
 from mads_bench.pre_act import Action, PreActParseError, PreActStep, parse_step, render_step
-from simulation.agents.prompts import _FORMAT, _RULES
+from simulation.agents.prompts import ASSISTANT_RULES, STEP_FORMATS
 from simulation.importers.narration import (
     Event,
     Narration,
@@ -215,7 +215,7 @@ def system_prompt(tools: dict[str, dict], source_system: str) -> str:
     head = source_system.strip() or "You are a customer-service assistant."
     return (
         f"{head}\n\nTools (OpenAI function format, one per line):\n{lines}\n\n"
-        f"{_FORMAT['pre_act']}\n\n{_RULES}"
+        f"{STEP_FORMATS['pre_act']}\n\n{ASSISTANT_RULES}"
     )
 
 

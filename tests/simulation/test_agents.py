@@ -9,7 +9,8 @@ from mads_bench.catalog import load_domain, load_personas
 from mads_bench.data_model import Message, Scenario, ToolResult
 from mads_bench.pre_act import parse_step
 from simulation.agents import LLMAssistant, LLMUser, ScriptedAssistant, ScriptedUser, make_agent
-from simulation.agents.speech import is_empty_result, spoken_fallback
+from simulation.agents.grounding import SlotGrounding
+from simulation.agents.speech import describe_result, is_empty_result, spoken_fallback
 from simulation.agents.style import StyleProfile
 from simulation.agents.text import (
     DONE_TOKEN,
@@ -17,6 +18,8 @@ from simulation.agents.text import (
     is_affirmative,
     mentioned_slots,
     normalise,
+    same_value,
+    spoken_value,
     value_in,
 )
 
@@ -40,6 +43,38 @@ def test_text_helpers() -> None:
     assert is_affirmative("I don't trust these bots. Yes, please go ahead.")
     assert not is_affirmative("No, don't do that.")
     assert asks_confirmation("I am ready to cancel order O1. Shall I go ahead?")
+    # a whole number is not found inside a decimal ("3" in a 4.3 rating), but at a full stop
+    assert not value_in(3, normalise("rating 4.3")) and value_in(3, normalise("for 3."))
+
+
+def test_object_values() -> None:
+    address = {"recipient": "Ana Ruiz", "line1": "210 Grove St", "line2": None, "zip": "07302"}
+    # an object is said as its filled-in values, in order
+    assert spoken_value(address) == "Ana Ruiz, 210 Grove St, 07302"
+    # it appears in a text when every filled-in value does; one missing value is enough to fail
+    assert value_in(address, normalise("new address: Ana Ruiz, 210 Grove St, 07302."))
+    assert not value_in(address, normalise("Ana Ruiz, 07302"))
+    # objects compare key by key, values normalised
+    assert same_value(address, {**address, "recipient": "ANA RUIZ"})
+    assert not same_value(address, {**address, "line2": "Apt 1"})
+
+
+def test_object_slot_is_grounded_as_a_whole() -> None:
+    sofa = next(
+        s
+        for s in load_domain("online_shopping").scenarios
+        if s.id == "online_shopping-sofa-new-address-unhappy"
+    )
+    grounding = SlotGrounding(sofa)
+    call = sofa.gold_workflow[1].arguments  # update_order_address(order_id, address)
+    users = [normalise("Send my sofa order ORD-50004 to my new apartment.")]
+    # the old address's city and ZIP are in the tool result, but the new address was never
+    # said: the whole object is missing, so the assistant asks for "the new address"
+    tools = normalise('{"city": "Jersey City", "postal_code": "07302", "line1": "55 Montgomery"}')
+    assert grounding.resolve(call, users, tools)[1] == ["new_address"]
+    users.append(normalise(f"new address: {spoken_value(sofa.slots['new_address'])}"))
+    # once said, nothing is missing and nothing is derived from the task context
+    assert grounding.resolve(call, users, tools)[1:] == ([], [], [])
 
 
 def test_speech_helpers() -> None:
@@ -49,6 +84,13 @@ def test_speech_helpers() -> None:
     # a search answer with no records is empty; a record with an empty list field is not
     assert is_empty_result({"products": [], "count": 0, "query": "x"})
     assert not is_empty_result({"a": 1, "b": 2, "c": 3, "d": 4, "open_invoices": []})
+    # a write that succeeded found something, even with an empty list in its answer
+    cancelled = {"event_id": "E-1", "status": "cancelled", "notified": []}
+    assert not is_empty_result(cancelled, "write") and is_empty_result({"events": []}, "read")
+    # a record with a nested object is not a search answer
+    assert not is_empty_result({"order": {"id": "O1"}, "lines": []})
+    # an empty list inside a result reads "none", not "nothing found"
+    assert describe_result(cancelled) == "event ID E-1; status cancelled; notified: none"
 
 
 def test_style_profiles_are_read_from_persona_fields() -> None:

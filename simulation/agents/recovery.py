@@ -1,0 +1,162 @@
+"""How the scripted assistant recovers when a tool call does not simply succeed.
+
+:class:`RecoveryMixin` holds the decisions of :class:`~simulation.agents.assistant.
+ScriptedAssistant` for the three kinds of trouble a tool call can meet:
+
+- a transient failure (``timeout``/``backend_error``) that outlived its in-turn retry: tell
+  the user and offer to try again, once; then stop and explain;
+- an empty search (read tools only): report it with alternatives and search again once if
+  the user agrees; then stop;
+- a refusal by a business rule (``policy_violation``, ``invalid_state``, ...): in an
+  impossible scenario, decline with the ``fallback_behavior``; when the rule asks for a
+  confirmation, explain it and resubmit once the user agrees; when the workflow goes on
+  after the refused write (a smaller room, another time), explain the rule and offer that
+  next step instead — the offer is the next say (a write is confirmed in the same breath),
+  and the closing summary repeats the refusal; otherwise decline with alternatives.
+
+Every decision is a ``(think, action, plan steps)`` triple, like the assistant's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mads_bench.pre_act import Action
+from simulation.agents import speech
+from simulation.agents.text import slot_label
+
+ATTEMPTS_PER_ROUND = 2  # first call + one retry, then ask the user
+Decision = tuple[str, Action, list[str]]
+
+
+class RecoveryMixin:
+    """Recovery decisions, mixed into the scripted assistant: they use its state (``issue``,
+    ``pointer``, ...) and its ``_next`` (the policy) and ``_finish`` (the closing say)."""
+
+    scenario: Any
+    gold: list[Any]
+    tools: dict[str, Any]
+    issue: tuple[Any, ...] | None
+    awaiting: tuple[Any, ...] | None
+    pointer: int
+    attempts: int
+    rounds: int
+    resubmit: bool
+    note: str | None
+    refused: dict[str, str]
+
+    def _offer_retry(self, tool: str, code: str, message: str, remaining: list[str]) -> Decision:
+        """After a failed round: ask to try again once, then stop and explain."""
+        if self.rounds >= 1:
+            self.pointer = len(self.gold)
+            text = (
+                f"I'm sorry, {slot_label(tool)} is still failing ({code}: {message}). "
+                "Instead, you could try again later, and I can help with anything else."
+            )
+            return (
+                f"{tool} failed {ATTEMPTS_PER_ROUND} more times with {code}; I stop "
+                "retrying and explain.",
+                Action.say(text),
+                ["Explain the outage."],
+            )
+        self.awaiting = ("retry",)
+        think = (
+            f"{tool} failed {self.attempts} times with {code}; rather than loop, I tell "
+            "the user and offer to try again."
+        )
+        text = (
+            f"The {slot_label(tool)} service is not responding right now ({code}: "
+            f"{message}). Shall I try again?"
+        )
+        return (
+            think,
+            Action.say(text),
+            [
+                "Tell the user about the failure.",
+                *[f"Call {n} once they agree." for n in remaining],
+            ],
+        )
+
+    def _handle_issue(self, remaining: list[str], users: list[str], tools: str) -> Decision:
+        """The decision for the pending empty result or refusal (``self.issue``)."""
+        kind, tool = self.issue[0], self.issue[1]
+        if kind == "empty":
+            return self._empty(tool, already_retried=self.issue[2])
+        code, message = self.issue[2], self.issue[3]
+        if self.scenario.impossible:
+            self.issue = None
+            self.pointer = len(self.gold)
+            return self._finish(f"{tool} was refused ({code}: {message}). ")
+        if speech.invites_resubmission(message) and not self.resubmit:
+            self.awaiting = ("resubmit",)
+            text = f"The {slot_label(tool)} request was refused: {message} Shall I resubmit it now?"
+            return (
+                f"{tool} was refused with {code}; the rule asks for the user's confirmation, "
+                "so I explain it and offer to resubmit.",
+                Action.say(text),
+                ["Explain the rule.", f"Resubmit {tool} once the user confirms."],
+            )
+        if self.tools[tool].kind == "write" and self.pointer + 1 < len(self.gold):
+            return self._offer_alternative(tool, code, message, users, tools)
+        self.issue, self.pointer = None, len(self.gold)
+        text = (
+            f"I'm sorry, I could not {slot_label(tool)}: {message} Instead, I can help you "
+            "with another option, or you could contact the team directly."
+        )
+        return (
+            f"{tool} was refused with {code} ({message}); this is a rule, not a glitch, so "
+            "I explain it and offer alternatives.",
+            Action.say(text),
+            ["Explain the rule.", "Offer alternatives."],
+        )
+
+    def _empty(self, tool: str, *, already_retried: bool) -> Decision:
+        if not already_retried:
+            self.awaiting = ("empty",)
+            optional = [
+                p
+                for p in self.tools[tool].parameters.get("properties", {})
+                if p not in self.tools[tool].required
+            ]
+            change = f" or change the {slot_label(optional[0])}" if optional else ""
+            text = (
+                f"I'm sorry, {slot_label(tool)} found nothing for your request. As "
+                f"alternatives, I can search once more{change}. Shall I search again?"
+            )
+            return (
+                f"{tool} returned no results; I tell the user and offer alternatives.",
+                Action.say(text),
+                ["Report the empty result.", "Offer alternatives."],
+            )
+        self.pointer = len(self.gold)
+        text = (
+            f"I'm sorry, {slot_label(tool)} still found nothing. Instead, you could "
+            "adjust your request and I can search with the new details."
+        )
+        return (
+            f"{tool} came back empty twice; I stop and suggest alternatives.",
+            Action.say(text),
+            ["Explain that nothing was found."],
+        )
+
+    def _offer_alternative(
+        self, tool: str, code: str, message: str, users: list[str], tools: str
+    ) -> Decision:
+        """Skip the refused write and go on with the workflow's next step, as the offer.
+
+        The apology (``self.note``) is spoken with the next say: the confirmation of the
+        next write ("Instead, I can ... Shall I go ahead?") or a question for a missing
+        slot; a read step in between just runs first.
+        """
+        self.refused[tool] = message
+        self.issue, self.pointer = None, self.pointer + 1
+        self.note = f"I'm sorry, I could not {slot_label(tool)}: {message}"
+        think, action, plan = self._next(users, tools)
+        alternative = self.gold[self.pointer].name if self.pointer < len(self.gold) else "it"
+        if action.type == "say":
+            lead = "this is a rule, so instead of giving up I explain it and offer"
+        else:
+            lead = "this is a rule, so I go on with the alternative, explain the refusal when I "
+            lead += "next speak, and continue with"
+        think = f"{tool} was refused with {code} ({message}); {lead} {alternative}. {think}"
+        return think, action, plan

@@ -1,0 +1,151 @@
+"""Quality of the scripted conversations: grammatical openings, faithful recovery, acceptance.
+
+The scripted user must withhold values without garbling its objective; the scripted
+assistant must not call a successful write "found nothing", and after a refusal it must
+offer the workflow's alternative. Seven scenarios the validator used to reject (both seeds)
+are checked with the rule checks; the slow test runs the whole validator (MiniLM) on all
+hand-written scenarios x seeds 0 and 1 and expects every conversation to be accepted.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mads_bench.catalog import load_all_scenarios
+from mads_bench.pre_act import parse_step
+from simulation.agents import ScriptedUser
+from simulation.agents.objective import vague_objective
+from simulation.agents.text import render_value, slot_label
+from simulation.runner import simulate
+from simulation.validator import NO_EMBEDDINGS, validate_trajectories
+
+SCENARIOS = {s.id: s for s in load_all_scenarios(include_mock=True)}
+DOUBLED = re.compile(r"\b(?:the|a|an|my|his|her|your|our|their)\s+(?:the|a|an|my)\b", re.I)
+FORMERLY_REJECTED = (
+    "online_shopping-sofa-new-address-unhappy",
+    "restaurant_booking-thai-lunch-unhappy",
+    "home_services-burst-pipe-unhappy",
+    "calendar-cancel-dentist-normal",
+    "calendar-accept-qbr-unhappy",
+    "calendar-room-swap-debrief-unhappy",
+    "restaurant_booking-kinbo-waitlist-unhappy",
+)
+
+
+def says(trajectory) -> list[str]:
+    steps = [parse_step(m.content) for m in trajectory.messages if m.role == "assistant"]
+    return [step.action.text for step in steps if step.action.type == "say"]
+
+
+def said_literally(value, text: str) -> bool:
+    pattern = r"(?<![\w.-])" + re.escape(render_value(value)) + r"(?![\w-]|\.\d)"
+    return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def test_vague_objective_rules() -> None:
+    card = "Pay off the full balance of my Visa credit card from my checking account."
+    # a noun phrase before "of" goes with its determiner; a modifier before a noun goes alone
+    held = {"payment_amount": "full balance", "pay_from": "checking"}
+    assert vague_objective(card, held) == "Pay off my Visa credit card from my account."
+    # the object of a preposition goes with the preposition, punctuation kept
+    gym = "Cancel my upcoming scheduled payment to Harbor Gym; I have left the gym."
+    assert vague_objective(gym, {"payee_name": "Harbor Gym"}) == (
+        "Cancel my upcoming scheduled payment; I have left the gym."
+    )
+    # after a word of the slot's own label: "booking H4DDAM" -> "my booking"
+    move = "Move booking H4DDAM (two passengers) to 5 June."
+    assert (
+        vague_objective(move, {"booking_ref": "H4DDAM"})
+        == "Move my booking (two passengers) to 5 June."
+    )
+    # a bare noun phrase of its own becomes "my <label>", absorbing the determiner
+    assert vague_objective("Apply the VIP123 to my order.", {"promo_code": "VIP123"}) == (
+        "Apply my promo code to my order."
+    )
+    # nothing withheld occurs: unchanged
+    assert vague_objective("Buy two blue mugs.", {"quantity": 2}) == "Buy two blue mugs."
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_openings_are_grammatical_for_every_scenario(seed: int) -> None:
+    # every hand-written scenario (mock too): no doubled determiner, no slot-name artefact,
+    # and no withheld value that occurs literally in the objective is said in the opening
+    problems = []
+    for scenario in SCENARIOS.values():
+        user = ScriptedUser(scenario, seed=seed)
+        opening = user.respond([]).content
+        lowered = opening.casefold()
+        held = user.withheld | {
+            n
+            for b in scenario.behaviors_of("incremental_constraint_revelation")
+            for n in b.reveal_order
+        }
+        if DOUBLED.search(opening):
+            problems.append((scenario.id, DOUBLED.search(opening).group()))
+        for name in scenario.slots:
+            if "_" in name and name in opening:
+                problems.append((scenario.id, f"raw slot name {name}"))
+        for name in held:
+            artefact = f"my {slot_label(name)}".casefold()
+            if artefact in lowered and artefact not in scenario.objective.casefold():
+                problems.append((scenario.id, artefact))
+            value = scenario.slots[name]
+            if said_literally(value, scenario.objective) and said_literally(value, opening):
+                problems.append((scenario.id, f"withheld {name} said"))
+    assert problems == []
+
+
+def test_successful_write_is_not_reported_as_empty() -> None:
+    trajectory = simulate(SCENARIOS["calendar-cancel-dentist-normal"], seed=0)
+    # cancel_calendar_event answers {"notified": []}: that is a success, not "found nothing"
+    assert not any("found nothing" in text for text in says(trajectory))
+    event = next(e for e in trajectory.final_state["events"] if e["event_id"] == "E-0009")
+    assert event["status"] == "cancelled" and says(trajectory)[-1].startswith("All done.")
+
+
+def test_refusal_is_explained_and_the_alternative_offered() -> None:
+    trajectory = simulate(SCENARIOS["restaurant_booking-kinbo-waitlist-unhappy"], seed=0)
+    texts = says(trajectory)
+    offer = next(t for t in texts if "Saturday waitlist" in t)
+    # one say explains the rule and offers the next table (21:00), asking before booking
+    assert offer.startswith("I'm sorry, I could not join waitlist: The Saturday waitlist")
+    assert "Instead, I can create reservation with" in offer and "time 21:00" in offer
+    assert offer.endswith("Shall I go ahead?")
+    booked = [
+        r
+        for r in trajectory.final_state["reservations"]
+        if r["guest_name"] == "Theo Papadopoulos" and r["time"] == "21:00"
+    ]
+    assert len(booked) == 1 and booked[0]["status"] == "confirmed"
+    # the summary repeats the refusal and does not claim the waitlist was joined
+    assert texts[-1].startswith("All done, with one change. I'm sorry: join waitlist was refused")
+    assert "here is what i did" not in texts[-1].casefold()
+    room = simulate(SCENARIOS["calendar-room-swap-debrief-unhappy"], seed=1)
+    # Summit refused, the smaller HQ room R-102 from the workflow is offered and booked
+    assert any("Summit is reserved" in t and "room ID R-102" in t for t in says(room))
+    event = next(e for e in room.final_state["events"] if e["event_id"] == "E-0016")
+    assert event["room_id"] == "R-102"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_formerly_rejected_scenarios_pass_the_rule_checks(seed: int) -> None:
+    runs = [simulate(SCENARIOS[sid], seed=seed) for sid in FORMERLY_REJECTED]
+    out = validate_trajectories(runs, SCENARIOS, embedder=NO_EMBEDDINGS)
+    # every check passes (embedding checks cannot fire here; the slow test runs MiniLM)
+    failed = {t.scenario_id: t.verdict["checks"] for t in out if not t.verdict["passed"]}
+    assert failed == {}
+
+
+@pytest.mark.slow
+def test_all_hand_written_scenarios_accepted_on_two_seeds(minilm_path) -> None:
+    from mads_bench.models import load_sentence_encoder
+    from simulation.validator import Embedder
+
+    embedder = Embedder(load_sentence_encoder(str(minilm_path)))
+    runs = [simulate(s, seed=seed) for seed in (0, 1) for s in load_all_scenarios()]
+    out = list(validate_trajectories(runs, SCENARIOS, embedder=embedder))
+    rejected = {t.id: t.verdict["checks"] for t in out if not t.verdict["passed"]}
+    # 90 scenarios x 2 seeds, all accepted
+    assert len(out) == 180 and rejected == {}
