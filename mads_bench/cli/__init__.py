@@ -16,6 +16,7 @@ from mads_bench.cli import (
     sage,
     scenarios,
     simulate,
+    train,
     validate,
 )
 from mads_bench.loading import CatalogError
@@ -24,13 +25,14 @@ COMMAND_GROUPS = (
     info,
     models,
     scenarios,
-    atod,
     simulate,
+    import_apigen,
     validate,
     datasets,
-    import_apigen,
+    train,
     evaluation,
     sage,
+    atod,
 )
 
 

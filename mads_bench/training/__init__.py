@@ -1,0 +1,48 @@
+"""Training support for `recipes/sft.py` and `recipes/grpo.py` (MADS §4, SPEC §6).
+
+The recipes stay thin; the reusable parts live here: script arguments (`config`), model and
+QLoRA loading through `mads_bench.models` (`model_loading`), dataset loading and the GRPO
+conversation subset (`data`), W&B set-up with secret redaction (`tracking`), model cards
+(`cards`), Hub publishing (`hub`, `finish`) and the SFT → GRPO pipeline (`pipeline`).
+"""
+
+from mads_bench.training.cards import card_hyperparameters, render_model_card
+from mads_bench.training.config import (
+    GRPOScriptArguments,
+    MadsScriptArguments,
+    SFTScriptArguments,
+)
+from mads_bench.training.data import dataset_record, load_training_splits, select_conversations
+from mads_bench.training.finish import HubSettings, save_and_publish, take_hub_settings
+from mads_bench.training.hub import hub_base_model_id, prepare_upload_folder, push_checkpoint
+from mads_bench.training.model_loading import (
+    build_quantization_config,
+    load_model_and_tokenizer,
+    load_trainable_adapter,
+    merge_adapter,
+)
+from mads_bench.training.tracking import init_wandb, peak_rss_mb, redact_secrets
+
+__all__ = [
+    "GRPOScriptArguments",
+    "HubSettings",
+    "MadsScriptArguments",
+    "SFTScriptArguments",
+    "build_quantization_config",
+    "card_hyperparameters",
+    "dataset_record",
+    "hub_base_model_id",
+    "init_wandb",
+    "load_model_and_tokenizer",
+    "load_trainable_adapter",
+    "load_training_splits",
+    "merge_adapter",
+    "peak_rss_mb",
+    "prepare_upload_folder",
+    "push_checkpoint",
+    "redact_secrets",
+    "render_model_card",
+    "save_and_publish",
+    "select_conversations",
+    "take_hub_settings",
+]

@@ -1,0 +1,103 @@
+"""Script arguments of the training recipes (the `ScriptArguments` part of `TrlParser`).
+
+The recipes parse three dataclasses, open-r1 style:
+`TrlParser((SFTScriptArguments, SFTConfig, ModelConfig))` for `recipes/sft.py` and
+`TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))` for `recipes/grpo.py`. TRL's own
+`SFTConfig` / `GRPOConfig` / `ModelConfig` carry the trainer, QLoRA (`load_in_4bit`,
+`bnb_4bit_quant_type`, `use_bnb_nested_quant`) and LoRA (`lora_r`, `lora_target_modules`, ...)
+settings, so the classes here only add what mads-bench needs on top: where the dataset lives,
+W&B metadata, the GRPO reward names, the SFT adapter GRPO starts from, and publishing options.
+
+Example:
+    >>> from trl import GRPOConfig, ModelConfig, TrlParser
+    >>> parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))  # doctest: +SKIP
+    >>> script_args, training_args, model_args = parser.parse_args_and_config()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trl import ScriptArguments
+
+__all__ = ["GRPOScriptArguments", "MadsScriptArguments", "SFTScriptArguments"]
+
+
+@dataclass
+class MadsScriptArguments(ScriptArguments):
+    """Arguments shared by both recipes (TRL's `ScriptArguments` plus mads-bench's own).
+
+    Args:
+        dataset_name (`str`): Folder written by `mads-bench build-dataset`, or a Hub dataset id;
+            read with `mads_bench.datasets.load_mads_dataset` (inherited from TRL).
+        dataset_config (`str`, *optional*): `sft` or `grpo`; each recipe fills its own default.
+        dataset_revision (`str`, *optional*): Hub revision of the dataset, recorded in W&B and
+            in the model card (a local folder is identified by its content fingerprint).
+        max_train_samples (`int`, *optional*): Keep only the first N training rows (smoke runs).
+        wandb_project (`str`, *optional*): W&B project (else `$WANDB_PROJECT`, else
+            `mads-bench`); only used when `report_to` includes `wandb`.
+        wandb_entity (`str`, *optional*): W&B entity (team or user).
+        wandb_tags (`list[str]`, *optional*): Tags of the W&B run.
+        eval_results_path (`str`, *optional*): JSON file with L-1/L-2 results
+            (`mads-bench eval l1|l2 --out`) to show in the model card.
+        push_merged (`bool`): With `push_to_hub`, upload the adapter merged into the base model
+            (full weights) instead of the LoRA adapter alone.
+    """
+
+    dataset_revision: str | None = field(
+        default=None, metadata={"help": "Hub revision of the dataset (recorded, not fetched)."}
+    )
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "Keep only the first N training rows."}
+    )
+    wandb_project: str | None = field(default=None, metadata={"help": "W&B project."})
+    wandb_entity: str | None = field(default=None, metadata={"help": "W&B entity."})
+    wandb_tags: list[str] | None = field(default=None, metadata={"help": "W&B run tags."})
+    eval_results_path: str | None = field(
+        default=None, metadata={"help": "L-1/L-2 results JSON shown in the model card."}
+    )
+    push_merged: bool = field(
+        default=False,
+        metadata={"help": "Push the adapter merged into the base model instead of the adapter."},
+    )
+
+
+@dataclass
+class SFTScriptArguments(MadsScriptArguments):
+    """`recipes/sft.py` arguments; the dataset config defaults to `sft`."""
+
+    dataset_config: str | None = field(
+        default="sft", metadata={"help": "Dataset config: `sft` (prompt/completion)."}
+    )
+
+
+@dataclass
+class GRPOScriptArguments(MadsScriptArguments):
+    """`recipes/grpo.py` arguments.
+
+    Args:
+        reward_funcs (`list[str]`): Reward names for `rewards.get_reward_funcs` (registry
+            names, `name:setting` factories or dotted import paths); their weights are TRL's
+            `GRPOConfig.reward_weights`. A weight of 0 logs a reward without optimising it.
+        sft_adapter_path (`str`, *optional*): The SFT LoRA adapter GRPO starts from. The
+            adapter is loaded onto the (4-bit) base model and keeps training: GRPO continues
+            the SFT adapter, it does not stack a second one nor merge (see `recipes/README.md`).
+        num_conversations (`int`, *optional*): Train on a seeded subset of this many
+            conversations (`conversation_id`), all of their steps (MADS §4.1: 50).
+        subset_seed (`int`): Seed of that subset.
+    """
+
+    dataset_config: str | None = field(
+        default="grpo", metadata={"help": "Dataset config: `grpo` (prompt + gold columns)."}
+    )
+    reward_funcs: list[str] = field(
+        default_factory=lambda: ["action_type", "tool_call", "semantic"],
+        metadata={"help": "Reward names (rewards registry), weights in `reward_weights`."},
+    )
+    sft_adapter_path: str | None = field(
+        default=None, metadata={"help": "SFT LoRA adapter to continue training from."}
+    )
+    num_conversations: int | None = field(
+        default=None, metadata={"help": "Seeded subset of this many conversations."}
+    )
+    subset_seed: int = field(default=0, metadata={"help": "Seed of the conversation subset."})

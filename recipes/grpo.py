@@ -1,0 +1,113 @@
+"""GRPO with verifiable rewards on MADS-Bench Pre-Act steps, from the SFT adapter (MADS §4.3).
+
+A thin script over TRL's `GRPOTrainer`, parsed open-r1 style from a YAML config plus CLI
+overrides. Rewards are chosen by name (`reward_funcs`, resolved by `rewards.get_reward_funcs`)
+and weighted by TRL's `reward_weights`; the `grpo` dataset's gold columns reach them as keyword
+arguments, and TRL logs each one per step as `rewards/<name>/mean`. The policy starts from the
+SFT adapter (`sft_adapter_path`): the adapter is loaded, trainable, onto the same 4-bit base
+SFT used and GRPO keeps training it (continued, not merged and not stacked; see
+`recipes/README.md`). Without `sft_adapter_path` a fresh LoRA adapter is trained. vLLM
+generation for GPU users: `use_vllm: true` with `vllm_mode: colocate` or `server`.
+
+Usage:
+    accelerate launch --config_file accelerate_configs/cpu.yaml recipes/grpo.py \
+        --config recipes/smollm2-135m/grpo/config_demo.yaml --dataset_name outputs/demo/dataset \
+        --sft_adapter_path outputs/demo/sft
+
+    accelerate launch --config_file accelerate_configs/multi_gpu.yaml recipes/grpo.py \
+        --config recipes/qwen2.5-7b-instruct/grpo/config_paper.yaml --dataset_name DIR_OR_HUB_ID \
+        --sft_adapter_path runs/qwen2.5-7b-sft --use_vllm true --vllm_mode colocate
+"""
+
+from __future__ import annotations
+
+import logging
+
+import transformers
+from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser, get_peft_config
+
+from mads_bench.training import (
+    GRPOScriptArguments,
+    init_wandb,
+    load_model_and_tokenizer,
+    load_trainable_adapter,
+    load_training_splits,
+    peak_rss_mb,
+    save_and_publish,
+    select_conversations,
+    take_hub_settings,
+)
+from rewards import get_reward_funcs
+
+logger = logging.getLogger(__name__)
+
+
+def main(
+    script_args: GRPOScriptArguments, training_args: GRPOConfig, model_args: ModelConfig
+) -> None:
+    """Train the GRPO policy and save its adapter (and card) to `training_args.output_dir`."""
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level="INFO")
+    transformers.set_seed(training_args.seed)
+    hub = take_hub_settings(training_args)  # the Trainer never pushes; the token stays out
+
+    reward_funcs = get_reward_funcs(script_args.reward_funcs)
+    weights = training_args.reward_weights or [1.0] * len(reward_funcs)
+    if len(weights) != len(reward_funcs):
+        raise ValueError(
+            f"reward_weights has {len(weights)} values for {len(reward_funcs)} reward_funcs "
+            f"({script_args.reward_funcs}); give one weight per reward."
+        )
+
+    train, test, dataset_info = load_training_splits(
+        script_args.dataset_name,
+        script_args.dataset_config,
+        train_split=script_args.dataset_train_split,
+        test_split=script_args.dataset_test_split,
+        max_train_samples=script_args.max_train_samples,
+        revision=script_args.dataset_revision,
+    )
+    train = select_conversations(train, script_args.num_conversations, seed=script_args.subset_seed)
+    dataset_info["num_train_used"] = len(train)
+    dataset_info["num_conversations"] = script_args.num_conversations
+    logger.info("GRPO on %s (%d train rows)", dataset_info["source"], len(train))
+
+    model, tokenizer = load_model_and_tokenizer(model_args, training_args, padding_side="left")
+    peft_config = get_peft_config(model_args)
+    if script_args.sft_adapter_path:
+        # Continue the SFT adapter: TRL refuses a PeftModel together with a new peft_config.
+        model, peft_config = load_trainable_adapter(model, script_args.sft_adapter_path), None
+    init_wandb(script_args, training_args, model_args, dataset_info, job_type="grpo")
+
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=reward_funcs,
+        args=training_args,
+        train_dataset=train,
+        eval_dataset=test if training_args.eval_strategy != "no" else None,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+    )
+    result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    result.metrics["peak_rss_mb"] = peak_rss_mb()
+    trainer.log_metrics("train", result.metrics)
+    trainer.save_metrics("train", result.metrics)
+    trainer.save_state()
+
+    out = save_and_publish(
+        trainer,
+        script_args,
+        training_args,
+        model_args,
+        hub,
+        stage="grpo",
+        dataset_info=dataset_info,
+        rewards=[(f.__name__, float(w)) for f, w in zip(reward_funcs, weights, strict=True)],
+        starts_from=script_args.sft_adapter_path,
+    )
+    trainer.accelerator.print(f"GRPO adapter saved to {out}")
+    trainer.accelerator.end_training()
+
+
+if __name__ == "__main__":
+    parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))
+    main(*parser.parse_args_and_config())
