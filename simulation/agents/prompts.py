@@ -2,14 +2,12 @@
 
 The assistant system prompt is stored as the first message of every trajectory (whatever
 the backend), so the SFT/GRPO rows built from it carry the tools and the format. It renders
-the domain, the tools (``ToolSpec.to_openai()`` JSON, one per line) and the Pre-Act rules
+the domain, the tools (``ToolSpec.signature()``, one compact line each) and the Pre-Act rules
 of SPEC §4.1. The user prompt renders the persona, the objective, the slots (hard
 constraints vs soft preferences) and the conversational behaviors as instructions.
 """
 
 from __future__ import annotations
-
-import json
 
 from mads_bench.catalog import load_domain, load_personas
 from mads_bench.data_model import Scenario
@@ -51,17 +49,16 @@ def assistant_system_prompt(scenario: Scenario, style: str = "pre_act") -> str:
     Example:
         >>> from mads_bench.catalog import load_domain
         >>> prompt = assistant_system_prompt(load_domain("mock").scenarios[0])
-        >>> '"name": "cancel_order"' in prompt and "<plan>" in prompt
+        >>> "- cancel_order(order_id: string) [write]" in prompt and "<plan>" in prompt
         True
     """
     domain = load_domain(scenario.domain)
-    tools = "\n".join(
-        json.dumps(tool.to_openai(), ensure_ascii=False) for tool in domain.tools_for(scenario)
-    )
+    tools = "\n".join(f"- {tool.signature()}" for tool in domain.tools_for(scenario))
     return (
         f"You are a {domain.manifest.title.lower()} assistant. {domain.manifest.description}\n"
         f"Today is {domain.manifest.today.isoformat()}.\n\n"
-        f"Tools (OpenAI function format, one per line):\n{tools}\n\n"
+        "Tools (name(arguments) [read or write]: what it does; ? marks an optional "
+        f"argument):\n{tools}\n\n"
         f"{STEP_FORMATS[style]}\n\n{ASSISTANT_RULES}"
     )
 
