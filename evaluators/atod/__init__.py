@@ -5,15 +5,21 @@ Public API:
 - data: `load_dialogues`, `write_dialogues`, `strip_gold`, `Dialogue`, `Goal`, `Turn`
 - metrics: `dgcr`, `ntc`, `status_at`, `correlation`, `score_dialogues`, `render_markdown`
 - matching: `GoalMatcher` (`strict` / `release`), `JudgeBackend`
+- judge metrics: `add_judge_metrics` (MRA, PE, turn relevance, coherence)
+- baselines: `track_with_judge` (prompt-only, RAG)
 """
 
+from evaluators.atod.baselines import track_with_judge
 from evaluators.atod.data import Dialogue, Goal, Turn, load_dialogues, strip_gold, write_dialogues
 from evaluators.atod.judge import JudgeBackend
+from evaluators.atod.judge_metrics import add_judge_metrics
 from evaluators.atod.lifecycle import correlation, dgcr, ntc, status_at
 from evaluators.atod.matching import GoalMatcher
 from evaluators.atod.report import render_markdown, score_dialogues
 
 __all__ = [
+    "add_judge_metrics",
+    "track_with_judge",
     "Dialogue",
     "Goal",
     "GoalMatcher",

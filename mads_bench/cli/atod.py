@@ -42,6 +42,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--per-dialogue", action="store_true", help="Keep per-dialogue rows in the JSON."
     )
+    score.add_argument(
+        "--judge", help="Judge backend spec (simulation backend registry, e.g. openai:M@URL)."
+    )
+    score.add_argument(
+        "--judge-metrics",
+        action="store_true",
+        help="Also score MRA, PE, turn relevance and coherence with --judge.",
+    )
     score.set_defaults(handler=run_score)
 
     track = sub.add_parser(
@@ -58,6 +66,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     track.add_argument("--out", type=Path, required=True, help="Output file (.jsonl or .json).")
     track.add_argument("--limit", type=int, help="Only the first N dialogues.")
+    track.add_argument(
+        "--method",
+        choices=["memory", "prompt-only", "rag"],
+        default="memory",
+        help="memory: the symbolic + vector tracker (default); prompt-only / rag: baselines.",
+    )
+    track.add_argument(
+        "--judge", help="Judge backend spec (optional for memory, required for the baselines)."
+    )
+    track.add_argument("--top-k", type=int, default=5, help="Past turns retrieved by rag.")
     track.set_defaults(handler=run_track)
 
     atod_generate.register(sub)
@@ -67,20 +85,47 @@ def run_score(args: argparse.Namespace) -> int:
     from evaluators.atod.data import load_dialogues
     from evaluators.atod.report import render_markdown, score_dialogues
 
+    if args.judge_metrics and not args.judge:
+        print("error: --judge-metrics needs --judge SPEC", file=sys.stderr)
+        return 2
+    try:
+        judge = _judge(args.judge)
+    except ValueError as err:
+        print(f"error: --judge: {err}", file=sys.stderr)
+        return 2
     gold = load_dialogues(args.gold)
     pred = load_dialogues(args.pred)
     try:
-        report = score_dialogues(pred, gold, mode=args.mode, threshold=args.threshold)
+        report = score_dialogues(pred, gold, mode=args.mode, threshold=args.threshold, judge=judge)
     except ValueError as err:
         print(f"error: {args.pred}: {err}", file=sys.stderr)
         return 2
+    if args.judge_metrics:
+        from evaluators.atod.judge_metrics import add_judge_metrics, render_judge_markdown
+        from evaluators.atod.matching import GoalMatcher
+
+        add_judge_metrics(
+            report, pred, gold, judge, GoalMatcher(mode=args.mode, threshold=args.threshold)
+        )
+        report["judge"] = args.judge
     if args.json:
         if not args.per_dialogue:
             report.pop("per_dialogue")
         print(json.dumps(report, indent=2))
     else:
         print(render_markdown(report), end="")
+        if args.judge_metrics:
+            print(render_judge_markdown(report), end="")
     return 0
+
+
+def _judge(spec: str | None):
+    """The judge backend for `spec` from the simulation registry (None without a spec)."""
+    if not spec:
+        return None
+    from simulation.backends import get_backend
+
+    return get_backend(spec)
 
 
 def run_track(args: argparse.Namespace) -> int:
@@ -88,13 +133,25 @@ def run_track(args: argparse.Namespace) -> int:
     from evaluators.atod.predictions import prediction_dialogue
     from evaluators.atod.tracker import MemoryTracker
 
+    if args.method != "memory" and not args.judge:
+        print(f"error: --method {args.method} needs --judge SPEC", file=sys.stderr)
+        return 2
+    try:
+        judge = _judge(args.judge)
+    except ValueError as err:
+        print(f"error: --judge: {err}", file=sys.stderr)
+        return 2
     dialogues = load_dialogues(args.dialogues)[: args.limit]
-    tracker = MemoryTracker()
-    out, turns, start = [], 0, time.perf_counter()
-    for dialogue in dialogues:
-        state = tracker.track(strip_gold(dialogue))
-        out.append(prediction_dialogue(dialogue, state))
-        turns += len(dialogue.turns)
+    out, start = [], time.perf_counter()
+    turns = sum(len(d.turns) for d in dialogues)
+    if args.method == "memory":
+        tracker = MemoryTracker(judge=judge)
+        for dialogue in dialogues:
+            out.append(prediction_dialogue(dialogue, tracker.track(strip_gold(dialogue))))
+    else:
+        from evaluators.atod.baselines import track_with_judge
+
+        out = track_with_judge(dialogues, judge, method=args.method, top_k=args.top_k)
     seconds = time.perf_counter() - start
     write_dialogues(out, args.out)
     print(
