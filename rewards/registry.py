@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from rewards.action_type import action_type_reward
 from rewards.pre_act_format import pre_act_format_reward
+from rewards.sage import sage_penalty_reward
 from rewards.semantic import RewardFunc, make_semantic_reward, semantic_reward
 from rewards.tool_call import tool_arguments_reward, tool_call_reward, tool_name_reward
 from rewards.total import mads_total_reward, make_mads_total_reward
@@ -25,6 +26,7 @@ REWARD_FUNCS: dict[str, RewardFunc] = {
     "semantic": semantic_reward,
     "pre_act_format": pre_act_format_reward,
     "mads_total": mads_total_reward,
+    "sage": sage_penalty_reward,
 }
 """Every registered reward by name."""
 

@@ -2,7 +2,9 @@
 
     mads-bench sage bench --out DIR [--sgd DIR] [--n 300] [--seed 0] [--evaluate]
     mads-bench sage run --turns T.jsonl --schema schema.json --out V.jsonl [--labels L.jsonl]
-                        [--config core|llm] [--text-only] [--nli MODEL] [--gates G.json]
+                        [--config core|llm --judge SPEC] [--text-only] [--nli MODEL] [--gates G]
+    mads-bench sage baseline --kind geval|single|single-state --judge SPEC --turns T.jsonl
+                             --schema schema.json --out V.jsonl [--labels L.jsonl]
     mads-bench sage compare --labels L.jsonl --a V1.jsonl --b V2.jsonl
     mads-bench sage calibrate [--sgd DIR] [--n 300] [--seed 1] [--out G.json]
 
@@ -44,6 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--out", type=Path, required=True, help="Verdicts (JSONL).")
     run.add_argument("--labels", type=Path, help="Labels (JSONL) for a report.")
     run.add_argument("--config", choices=["core", "llm"], default="core", help="SAGE config.")
+    run.add_argument("--judge", help="S3 judge backend spec for --config llm (e.g. openai:m@url).")
     run.add_argument("--text-only", action="store_true", help="Ignore dialogue acts.")
     run.add_argument("--no-s1", action="store_true", help="Ablation: disable S1.")
     run.add_argument("--no-s2", action="store_true", help="Ablation: disable S2.")
@@ -52,6 +55,19 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--batch-size", type=int, default=64, help="Turns per S2 batch.")
     run.add_argument("--report", type=Path, help="Also write the report as JSON here.")
     run.set_defaults(handler=run_run)
+
+    base = sub.add_parser("baseline", help="An LLM-judge baseline; same verdict files as run.")
+    base.add_argument("--kind", choices=["geval", "single", "single-state"], required=True)
+    base.add_argument("--judge", required=True, help="Backend spec (simulation.backends).")
+    base.add_argument("--turns", type=Path, required=True, help="Turn records (JSONL).")
+    base.add_argument("--schema", required=True, help="SGD schema.json or mads:<domain>.")
+    base.add_argument("--out", type=Path, required=True, help="Verdicts (JSONL).")
+    base.add_argument("--labels", type=Path, help="Labels (JSONL) for a report.")
+    base.add_argument("--threshold", type=float, default=2.0, help="G-Eval: failure at <= this.")
+    base.add_argument("--text-only", action="store_true", help="Ignore dialogue acts.")
+    base.add_argument("--batch-size", type=int, default=64, help="Turns per backend call.")
+    base.add_argument("--report", type=Path, help="Also write the report as JSON here.")
+    base.set_defaults(handler=run_baseline)
 
     compare = sub.add_parser("compare", help="Paired bootstrap ΔF1 between two verdict files.")
     compare.add_argument("--labels", type=Path, required=True)
@@ -135,16 +151,12 @@ def run_run(args: argparse.Namespace) -> int:
         TurnLabel,
         TurnRecord,
         read_jsonl,
-        write_jsonl,
     )
-    from evaluators.sage.scoring import format_report, report
 
-    if args.config == "llm":
-        return _fail(
-            "SAGE-LLM needs a judge backend; the backend registry (scripted, "
-            "transformers:<path>, openai:<model>@<url>) is not wired yet. Use "
-            "SageConfig.llm(judge) from Python, or --config core."
-        )
+    if args.config == "llm" and not args.judge:
+        return _fail("SAGE-LLM needs a judge backend: pass --judge SPEC (e.g. openai:m@url)")
+    if args.judge and args.config != "llm":
+        return _fail("--judge is used by --config llm only")
     try:
         spec = load_spec(args.schema)
         records = read_jsonl(args.turns, TurnRecord)
@@ -156,6 +168,8 @@ def run_run(args: argparse.Namespace) -> int:
         if args.nli:
             verifier = NLIGroundingVerifier(args.nli, fallback=verifier)
         config = SageConfig.core(verifier)
+        if args.judge:
+            config = SageConfig.llm(_backend(args.judge), verifier)
         config.use_s1, config.use_s2 = not args.no_s1, not args.no_s2
         evaluator = SageEvaluator(spec, config)
         for record in records:  # fail early on turns the schema does not know
@@ -166,8 +180,28 @@ def run_run(args: argparse.Namespace) -> int:
         records = [r.without_acts() for r in records]
     evaluator.warm_up()
     started = time.perf_counter()
-    verdicts = evaluator.evaluate(records, batch_size=args.batch_size)
+    try:
+        verdicts = evaluator.evaluate(records, batch_size=args.batch_size)
+    except Exception as err:  # a judge backend failing (network, server): a clear error
+        if not args.judge:
+            raise
+        return _fail(f"judge {args.judge!r}: {err}")
     seconds = time.perf_counter() - started
+    return _write_and_report(args, verdicts, labels, seconds, f"SAGE-{args.config}")
+
+
+def _backend(spec: str) -> Any:
+    from simulation.backends import get_backend
+
+    return get_backend(spec)
+
+
+def _write_and_report(
+    args: argparse.Namespace, verdicts: list, labels: list | None, seconds: float, title: str
+) -> int:
+    from evaluators.sage import write_jsonl
+    from evaluators.sage.scoring import format_report, report
+
     write_jsonl(args.out, verdicts)
     counts = {
         k: sum(v.verdict == k for v in verdicts) for k in ("failure", "acceptable", "undecided")
@@ -181,10 +215,32 @@ def run_run(args: argparse.Namespace) -> int:
             rep = report(labels, verdicts)
         except ValueError as err:
             return _fail(f"{args.labels}: {err}")
-        print("\n" + format_report(rep, f"SAGE-{args.config} on {args.turns.name}"))
+        print("\n" + format_report(rep, f"{title} on {args.turns.name}"))
         if args.report:
             args.report.write_text(json.dumps(rep, indent=2) + "\n")
     return 0
+
+
+def run_baseline(args: argparse.Namespace) -> int:
+    from evaluators.sage import TurnLabel, TurnRecord, read_jsonl
+    from evaluators.sage.baselines import BaselineJudge
+
+    try:
+        spec = load_spec(args.schema)
+        records = read_jsonl(args.turns, TurnRecord)
+        labels = read_jsonl(args.labels, TurnLabel) if args.labels else None
+        judge = BaselineJudge(args.kind, _backend(args.judge), spec, args.threshold)
+    except (OSError, ValueError, KeyError) as err:
+        return _fail(str(err).strip('"'))
+    if args.text_only:
+        records = [r.without_acts() for r in records]
+    started = time.perf_counter()
+    try:
+        verdicts = judge.evaluate(records, batch_size=args.batch_size)
+    except Exception as err:  # the backend failing (network, server, exhausted script)
+        return _fail(f"judge {args.judge!r}: {err}")
+    seconds = time.perf_counter() - started
+    return _write_and_report(args, verdicts, labels, seconds, f"baseline {args.kind}")
 
 
 def run_compare(args: argparse.Namespace) -> int:

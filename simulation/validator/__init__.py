@@ -28,6 +28,7 @@ from simulation.validator.aggregate import (
 )
 from simulation.validator.common import CHECK_NAMES, CheckResult, JudgeBackend, JudgeQuestion
 from simulation.validator.embedding import Embedder
+from simulation.validator.sage_stage import sage_check
 
 __all__ = [
     "CHECK_NAMES",
@@ -37,6 +38,7 @@ __all__ = [
     "JudgeBackend",
     "JudgeQuestion",
     "parse_answer",
+    "sage_check",
     "validate_trajectories",
     "validate_trajectory",
 ]

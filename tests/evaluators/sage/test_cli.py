@@ -133,7 +133,7 @@ def test_errors(tmp_path, capsys):
             "llm",
         ]
     )
-    # SAGE-LLM needs the backend registry, which is not wired yet
+    # SAGE-LLM without --judge SPEC is a clear error
     assert code == 2 and "judge backend" in capsys.readouterr().err
 
 
