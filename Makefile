@@ -24,15 +24,8 @@ install: $(STAMP)
 models: install
 	$(BIN)/mads-bench models setup
 
-DEMO := outputs/demo
-
 demo: install
-	$(BIN)/mads-bench models setup
-	$(BIN)/mads-bench info
-	$(BIN)/mads-bench simulate -k 3 --seed 0 --out $(DEMO)/trajectories.jsonl --resume
-	$(BIN)/mads-bench validate --trajectories $(DEMO)/trajectories.jsonl \
-		--out-accepted $(DEMO)/accepted.jsonl --out-rejected $(DEMO)/rejected.jsonl
-	$(BIN)/mads-bench build-dataset --trajectories $(DEMO)/accepted.jsonl --out $(DEMO)/dataset --overwrite
+	$(BIN)/mads-bench demo --out outputs/demo
 
 test: install
 	$(BIN)/mads-bench models setup minilm tiny-lm

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from mads_bench.cli import (
     atod,
     datasets,
+    demo,
     evaluation,
     import_apigen,
     info,
@@ -33,6 +34,7 @@ COMMAND_GROUPS = (
     evaluation,
     sage,
     atod,
+    demo,
 )
 
 
