@@ -7,6 +7,7 @@
                              --schema schema.json --out V.jsonl [--labels L.jsonl]
     mads-bench sage compare --labels L.jsonl --a V1.jsonl --b V2.jsonl
     mads-bench sage calibrate [--sgd DIR] [--n 300] [--seed 1] [--out G.json]
+    mads-bench sage sgdx [--sgd DIR] [--sgdx DIR] [--n 300] [--seed 0] [--acts] [--out R.json]
 
 ``--schema`` is an SGD ``schema.json`` or ``mads:<domain>`` (the domain's tool specs).
 """
@@ -82,6 +83,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     calib.add_argument("--seed", type=int, default=1)
     calib.add_argument("--out", type=Path, help="Write the gates as JSON.")
     calib.set_defaults(handler=run_calibrate)
+
+    sgdx = sub.add_parser("sgdx", help="SGD-X robustness: F1 per paraphrased schema variant.")
+    sgdx.add_argument("--sgd", type=Path, default=DEFAULT_SGD, help="SGD split folder (dev).")
+    sgdx.add_argument("--sgdx", type=Path, default=DEFAULT_SGD.parent / "sgd_x")
+    sgdx.add_argument("--n", type=int, default=300, help="Turns in the slice (as `bench`).")
+    sgdx.add_argument("--seed", type=int, default=0, help="Slice seed (as `bench`).")
+    sgdx.add_argument("--acts", action="store_true", help="Also run with dialogue acts.")
+    sgdx.add_argument("--out", type=Path, help="Write the table as JSON here.")
+    sgdx.set_defaults(handler=run_sgdx)
 
 
 def _fail(message: str) -> int:
@@ -286,6 +296,37 @@ def run_calibrate(args: argparse.Namespace) -> int:
     }
     for k, g in table.items():
         print(f"{k:<4} theta {g['theta']:+.3f}  delta {g['delta']:.2f}  criteria {counts[k]}")
+    if args.out:
+        args.out.write_text(json.dumps(table, indent=2) + "\n")
+    return 0
+
+
+def run_sgdx(args: argparse.Namespace) -> int:
+    from evaluators.sage import OfflineGroundingVerifier, WorkflowSpec
+    from evaluators.sage import sgdx as robustness
+    from evaluators.sage.inject import build_slice
+    from evaluators.sage.sgd import load_dialogues
+
+    try:
+        original = json.loads((args.sgd / "schema.json").read_text())
+        variants = robustness.load_variant_schemas(args.sgdx, args.sgd.name)
+        dialogues = load_dialogues(args.sgd)
+        spec = WorkflowSpec.from_sgd_schema(original)
+        records, labels, _ = build_slice(dialogues, spec, args.n, args.seed)
+        for name, schema in variants.items():  # fail early on a variant that does not line up
+            robustness.build_name_map(original, schema, str(args.sgdx / name))
+    except (OSError, ValueError) as err:
+        return _fail(str(err))
+    verifier = OfflineGroundingVerifier()
+    table: dict[str, Any] = {"n": len(records), "seed": args.seed, "conditions": {}}
+    for condition in ("text_only", "acts") if args.acts else ("text_only",):
+        rows, verdicts = robustness.run_sgdx(
+            records, labels, original, variants, condition == "text_only", verifier
+        )
+        stable = robustness.stable_share(verdicts)
+        table["conditions"][condition] = {"rows": rows, "stable_all": stable}
+        title = f"SAGE-Core under SGD-X, {condition.replace('_', '-')} (n={len(records)})"
+        print("\n" + robustness.format_table(rows, stable, title))
     if args.out:
         args.out.write_text(json.dumps(table, indent=2) + "\n")
     return 0
