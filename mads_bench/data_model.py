@@ -108,6 +108,10 @@ class ToolSpec(StrictModel):
         """
         return f"{self.name}({_render_fields(self.parameters)}) [{self.kind}]: {self.description}"
 
+    def enum_values(self) -> set[str]:
+        """Every ``enum`` value anywhere in the parameter schema, as strings."""
+        return _schema_enums(self.parameters)
+
     def to_openai(self) -> dict[str, Any]:
         """Return the tool in the OpenAI / chat-template `tools=` format."""
         return {
@@ -118,6 +122,29 @@ class ToolSpec(StrictModel):
                 "parameters": self.parameters,
             },
         }
+
+
+def _schema_enums(schema: dict[str, Any]) -> set[str]:
+    found = set(map(str, schema.get("enum", [])))
+    for sub in schema.get("properties", {}).values():
+        found |= _schema_enums(sub)
+    if isinstance(schema.get("items"), dict):
+        found |= _schema_enums(schema["items"])
+    return found
+
+
+def json_leaves(value: Any, path: str = "") -> list[tuple[str, Any]]:
+    """The scalar leaves of a JSON value with their paths.
+
+    Example:
+        >>> json_leaves({"a": [1, {"b": "x"}]}, "args")
+        [('args.a[0]', 1), ('args.a[1].b', 'x')]
+    """
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in json_leaves(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [leaf for i, v in enumerate(value) for leaf in json_leaves(v, f"{path}[{i}]")]
+    return [(path, value)]
 
 
 def _render_fields(schema: dict[str, Any]) -> str:

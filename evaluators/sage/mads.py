@@ -33,6 +33,7 @@ from typing import Any
 
 from evaluators.sage.records import DialogueAct, HistoryItem, TurnRecord
 from evaluators.sage.workflow import WorkflowSpec
+from mads_bench.data_model import json_leaves
 
 # Modelled on the validator's completion claims, plus "is/are <done>" (no question sentences).
 _DONE = (
@@ -91,23 +92,6 @@ def expected_write(spec: WorkflowSpec, domain: str, scenario: Any = None) -> str
     return next((n for n, i in intents.items() if i.transactional and i.required), None)
 
 
-def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
-    if isinstance(value, dict):
-        return [leaf for k, v in value.items() for leaf in _leaves(v, f"{path}.{k}")]
-    if isinstance(value, list):
-        return [leaf for i, v in enumerate(value) for leaf in _leaves(v, f"{path}[{i}]")]
-    return [(path, value)]
-
-
-def _enums(schema: dict[str, Any]) -> set[str]:
-    found = set(map(str, schema.get("enum", [])))
-    for sub in schema.get("properties", {}).values():
-        found |= _enums(sub)
-    if isinstance(schema.get("items"), dict):
-        found |= _enums(schema["items"])
-    return found
-
-
 def argument_state(arguments: dict[str, Any], tool: Any = None) -> dict[str, str]:
     """The checkable argument values of a call as a flat state (``param``, ``a.b``, ``l[0]``).
 
@@ -118,9 +102,9 @@ def argument_state(arguments: dict[str, Any], tool: Any = None) -> dict[str, str
         >>> argument_state({"id": "O1", "n": 2, "x": 249.0, "to": {"city": "Oslo"}})
         {'id': 'O1', 'x': '249', 'to.city': 'Oslo'}
     """
-    enums = _enums(tool.parameters) if tool is not None else set()
+    enums = tool.enum_values() if tool is not None else set()
     state = {}
-    for path, value in _leaves(arguments, ""):
+    for path, value in json_leaves(arguments, ""):
         key = path.lstrip(".")
         if value is None or isinstance(value, bool) or value == "":
             continue

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mads_bench.data_model import json_leaves
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, Step
 from simulation.validator.values import (
     CLOCK,
@@ -82,32 +83,15 @@ _FAILURE_CLAIM = re.compile(
 _ORDINAL_OR_UNIT = re.compile(r"^\d+(st|nd|rd|th|am|pm|h|hrs?|min|s|x|k|gb|tb|mb|kg|lbs?|d)$", re.I)
 
 
-def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
-    if isinstance(value, dict):
-        return [leaf for k, v in value.items() for leaf in _leaves(v, f"{path}.{k}")]
-    if isinstance(value, list):
-        return [leaf for i, v in enumerate(value) for leaf in _leaves(v, f"{path}[{i}]")]
-    return [(path, value)]
-
-
-def _enum_values(schema: dict[str, Any]) -> set[str]:
-    found = set(map(str, schema.get("enum", [])))
-    for sub in schema.get("properties", {}).values():
-        found |= _enum_values(sub)
-    if isinstance(schema.get("items"), dict):
-        found |= _enum_values(schema["items"])
-    return found
-
-
 def _check_arguments(
     context: Context, step: Step, result: CheckResult, seen: set[tuple[str, str]]
 ) -> None:
     action = step.parsed.action
     tool = context.tools.get(action.name)
-    enums = _enum_values(tool.parameters) if tool else set()
+    enums = tool.enum_values() if tool else set()
     evidence = context.evidence_before(step.position)
     counts = _list_counts(context, step.position)
-    for path, value in _leaves(action.arguments, action.name):
+    for path, value in json_leaves(action.arguments, action.name):
         if isinstance(value, str) and value in enums or value_found(value, evidence):
             continue
         if (path, repr(value)) in seen:
