@@ -111,8 +111,9 @@ def render_report(out: Path, before: dict, after: dict, training: dict, timings:
         f"- SFT adapter: `{sft['output_dir']}`; GRPO adapter: `{grpo['output_dir']}`",
         f"- predictions: `{out / 'predictions_base.jsonl'}`, `{out / 'predictions_trained.jsonl'}`",
         "",
-        "A few dozen CPU steps on a 135M model show the pipeline working end to end; they are",
-        "not the paper's training budget (Qwen2.5-7B/32B configs are in `recipes/`).",
+        f"{sft['steps']} SFT and {grpo['steps']} GRPO steps on CPU show the pipeline working end "
+        "to end; they are not a training budget that changes the scores (the paper's",
+        "Qwen2.5-7B/32B configs are in `recipes/`; raise --sft-steps/--grpo-steps on a GPU).",
     ]
     return "\n".join(lines) + "\n"
 
