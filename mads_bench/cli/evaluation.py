@@ -15,7 +15,9 @@ from pathlib import Path
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("eval", help="Score step predictions with L-1 or L-2.")
+    parser = commands.add_parser(
+        "eval", help="L-1 / L-2 evaluation: run a model over a split (optional) and score it."
+    )
     sub = parser.add_subparsers(dest="eval_command", metavar="LEVEL", required=True)
     for level, text in (("l1", "turn-level metrics"), ("l2", "trajectory-level success")):
         cmd = sub.add_parser(level, help=f"L-{level[1]} {text} of a predictions JSONL file.")

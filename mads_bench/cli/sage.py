@@ -25,7 +25,9 @@ DEFAULT_SGD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("sage", help="SAGE turn evaluation: bench, run, compare.")
+    parser = commands.add_parser(
+        "sage", help="SAGE turn evaluation: bench, run, compare, calibrate, baseline, sgdx."
+    )
     sub = parser.add_subparsers(dest="sage_command", metavar="ACTION", required=True)
 
     bench = sub.add_parser("bench", help="Build an SGD slice with injected failures (seeded).")
