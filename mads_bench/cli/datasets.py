@@ -50,6 +50,14 @@ def register(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="Also use trajectories without a validator verdict.",
     )
+    build.add_argument(
+        "--context",
+        choices=("full", "compact"),
+        default="full",
+        help="Step prompts: full (default, as simulated) or compact (tool signatures without "
+        "descriptions, earlier turns' steps reduced to their action: ~30%% fewer tokens, for "
+        "small models on CPU).",
+    )
     build.add_argument("--overwrite", action="store_true", help="Replace an existing output.")
     build.set_defaults(handler=run_build)
 
@@ -90,6 +98,7 @@ def run_build(args: argparse.Namespace) -> int:
             held_out_domains=held,
             seed=args.seed,
             include_unvalidated=args.include_unvalidated,
+            context=args.context,
         )
         save_dataset(built, args.out, overwrite=args.overwrite)
     except (DatasetBuildError, FileExistsError) as err:

@@ -12,6 +12,10 @@ Rows, per used trajectory (see :mod:`mads_bench.datasets.inputs` for which are u
 - ``grpo``: the same prompt plus gold columns from ``parse_step`` of the step (tool arguments
   as :func:`~mads_bench.pre_act.canonical_json`), and ``conversation_id`` = trajectory id.
 
+``context="compact"`` shortens every step prompt for small models (tool signatures without
+descriptions, earlier turns' steps reduced to their action; see
+:mod:`mads_bench.datasets.context`); the ``trajectories`` config always keeps the full text.
+
 Steps whose ``parse_problems`` are not empty (or that fail the strict parser) are left out of
 ``sft`` and ``grpo`` and counted in ``BuildReport.excluded_steps``.
 """
@@ -27,6 +31,7 @@ from typing import Any
 from datasets import Dataset, DatasetDict, Features, List, Value
 
 from mads_bench.data_model import Trajectory
+from mads_bench.datasets.context import CONTEXTS, apply_context
 from mads_bench.datasets.inputs import (
     DatasetBuildError,
     Selection,
@@ -107,6 +112,7 @@ class BuildReport:
     test_size: float
     held_out_domains: list[str]
     seed: int
+    context: str = "full"
     excluded_steps: int = 0
     seconds: float = 0.0
     rows: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -152,7 +158,7 @@ def trajectory_row(trajectory: Trajectory) -> dict[str, Any]:
     }
 
 
-def step_rows(trajectory: Trajectory) -> tuple[list[dict], list[dict], int]:
+def step_rows(trajectory: Trajectory, context: str = "full") -> tuple[list[dict], list[dict], int]:
     """The ``sft`` and ``grpo`` rows of one conversation and how many steps were excluded."""
     sft, grpo, excluded = [], [], 0
     meta = {k: getattr(trajectory, k) for k in ("scenario_id", "domain", "complexity")}
@@ -164,7 +170,7 @@ def step_rows(trajectory: Trajectory) -> tuple[list[dict], list[dict], int]:
                 excluded += 1
             else:
                 where = {"turn_index": message.turn_index, "step_index": message.step_index}
-                prompt = list(chat)
+                prompt = apply_context(chat, context)
                 completion = [{"role": "assistant", "content": message.content}]
                 sft.append({"prompt": prompt, "completion": completion, **meta, **where})
                 grpo.append(
@@ -207,6 +213,7 @@ def build_dataset(
     held_out_domains: Iterable[str] = DEFAULT_HELD_OUT,
     seed: int = 0,
     include_unvalidated: bool = False,
+    context: str = "full",
 ) -> BuiltDataset:
     """Build the three configs (train/test each) and the dataset card.
 
@@ -217,6 +224,8 @@ def build_dataset(
         held_out_domains (`Iterable[str]`): domains that are test only.
         seed (`int`): split seed.
         include_unvalidated (`bool`): also use trajectories without a verdict.
+        context (`str`): step prompts ``full`` (as simulated) or ``compact`` (for small
+            models, see :mod:`mads_bench.datasets.context`).
 
     Returns:
         `BuiltDataset`: ``configs[name][split]`` datasets, the report and the card.
@@ -228,6 +237,8 @@ def build_dataset(
     """
     from mads_bench.datasets.card import render_card
 
+    if context not in CONTEXTS:
+        raise DatasetBuildError(f"unknown context {context!r}; expected one of {CONTEXTS}")
     start = time.perf_counter()
     if isinstance(inputs, (str, Path)):
         inputs = [inputs]
@@ -243,10 +254,10 @@ def build_dataset(
     held = sorted(set(held_out_domains))
     split_of = split_scenarios(table, test_size=test_size, held_out_domains=held, seed=seed)
     rows: dict[str, dict[str, list]] = {c: {s: [] for s in SPLITS} for c in CONFIG_NAMES}
-    report = BuildReport(selection, split_of, test_size, held, seed)
+    report = BuildReport(selection, split_of, test_size, held, seed, context)
     for trajectory in selection.used:
         split = split_of[trajectory.scenario_id]
-        sft, grpo, excluded = step_rows(trajectory)
+        sft, grpo, excluded = step_rows(trajectory, context)
         rows["trajectories"][split].append(trajectory_row(trajectory))
         rows["sft"][split].extend(sft)
         rows["grpo"][split].extend(grpo)

@@ -140,7 +140,7 @@ def render_card(
         "with the gold action of the step, for verifiable rewards (action type, tool call, "
         "semantic similarity).\n\n"
         f"Steps the Pre-Act parser flagged are left out of `sft`/`grpo`: "
-        f"{report.excluded_steps} step(s) in this build.\n"
+        f"{report.excluded_steps} step(s) in this build.\n\n" + _CONTEXT_NOTE[report.context]
     )
     out.append("## Columns\n")
     for name, dataset in configs.items():
@@ -152,6 +152,14 @@ def render_card(
     out.append(_generation_section(everything, report))
     out.append(_LIMITATIONS)
     return "\n".join(out)
+
+
+_CONTEXT_NOTE = {
+    "full": "Step prompts: `full` context (the conversation exactly as simulated).\n",
+    "compact": "Step prompts: `compact` context (tools listed by signature without "
+    "descriptions; assistant steps of earlier turns reduced to their action). The "
+    "`trajectories` config keeps the full text.\n",
+}
 
 
 def _type_name(feature: object) -> str:

@@ -37,6 +37,14 @@ def test_build_dataset_options_change_the_split(trajectory_file: Path, tmp_path:
     assert "| trajectories | 90 | 0 |" in capsys.readouterr().out
 
 
+def test_build_dataset_compact_context(trajectory_file: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "compact"
+    args = ["build-dataset", "--trajectories", str(trajectory_file), "--out", str(out)]
+    assert main([*args, "--include-unvalidated", "--context", "compact"]) == 0
+    # the card records the context the step prompts were built with
+    assert "`compact` context" in (out / "README.md").read_text()
+
+
 def test_bad_input_exits_2_with_the_file_named(tmp_path: Path, capsys) -> None:
     missing = tmp_path / "missing.jsonl"
     code = main(["build-dataset", "--trajectories", str(missing), "--out", str(tmp_path / "o")])
