@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mads_bench.adapters import save_base_quantization
 from mads_bench.training.cards import card_hyperparameters, load_eval_results, render_model_card
 from mads_bench.training.hub import hub_base_model_id, prepare_upload_folder, push_checkpoint
+from mads_bench.training.model_loading import build_quantization_config
 from mads_bench.training.tracking import redact_argv
 
 __all__ = ["HubSettings", "save_and_publish", "take_hub_settings"]
@@ -79,6 +81,9 @@ def save_and_publish(
 ) -> Path:
     """Save the trained adapter + tokenizer and card to `output_dir`; push on the main process.
 
+    With a quantised base the folder also gets `base_quantization.json`
+    (`mads_bench.adapters`), so evaluation and merging rebuild the policy that was trained.
+
     Args:
         trainer: The finished `SFTTrainer` / `GRPOTrainer`.
         script_args: `MadsScriptArguments` (`eval_results_path`, `push_merged`).
@@ -98,6 +103,9 @@ def save_and_publish(
     if not trainer.accelerator.is_main_process:
         return out
     trainer.processing_class.save_pretrained(str(out))
+    quantization = build_quantization_config(model_args, use_cpu=training_args.use_cpu)
+    if quantization is not None:  # inference rebuilds the exact QLoRA policy from it
+        save_base_quantization(quantization, out)
     card = render_model_card(
         stage=stage,
         base_model=hub_base_model_id(model_args.model_name_or_path),

@@ -68,7 +68,7 @@ def prepare_upload_folder(
         output_dir (`str | Path`): A recipe's output folder (holds `adapter_config.json`).
         card (`str`): The model card text.
         base_model (`str`): The base model as configured (`smollm2-135m`, a Hub id, a folder).
-        merged (`bool`): Merge the adapter into the unquantised base instead of copying it.
+        merged (`bool`): Merge the adapter into its base (`merge_adapter`) instead of copying it.
         dtype (`str`): dtype of merged weights.
 
     Returns:

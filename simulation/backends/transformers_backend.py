@@ -2,11 +2,13 @@
 
 The model name goes through `mads_bench.models.resolve_model` only (`tiny-lm`,
 `smollm2-135m`, a local folder, or a Hub id already in the local cache); nothing is
-downloaded. Model and tokenizer are loaded once, at first use. Generation is batched
-(`batch_size` conversations per forward pass, left padding with attention masks, inputs
-sorted by length to waste less padding), greedy when `temperature == 0`, otherwise sampled
-from a torch RNG seeded by `seed` inside `torch.random.fork_rng`, so the global RNG is left
-untouched. The same seed, inputs and `batch_size` give the same replies.
+downloaded. A LoRA adapter folder written by the recipes is merged into its base first
+(`mads_bench.adapters.load_for_inference`: the exact QLoRA policy, dequantised). Model and
+tokenizer are loaded once, at first use. Generation is batched (`batch_size` conversations
+per forward pass, left padding with attention masks, inputs sorted by length to waste less
+padding), greedy when `temperature == 0`, otherwise sampled from a torch RNG seeded by `seed`
+inside `torch.random.fork_rng`, so the global RNG is left untouched. The same seed, inputs and
+`batch_size` give the same replies.
 
 Example:
     >>> from simulation.backends import get_backend
@@ -86,8 +88,9 @@ class TransformersBackend(BaseChatBackend):
             if self._model is not None:
                 return
             import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import AutoTokenizer
 
+            from mads_bench.adapters import load_for_inference
             from mads_bench.models import resolve_model
 
             path = resolve_model(self.model_name)
@@ -101,10 +104,8 @@ class TransformersBackend(BaseChatBackend):
             if tokenizer.pad_token is None:
                 tokenizer.pad_token = tokenizer.eos_token
             dtype = getattr(torch, self.dtype) if isinstance(self.dtype, str) else self.dtype
-            model = AutoModelForCausalLM.from_pretrained(
-                path, local_files_only=True, dtype=dtype if dtype is not None else "auto"
-            )
-            model.to(self.device).eval()
+            model = load_for_inference(path, dtype=dtype)
+            model.to(self.device)
             self._tokenizer, self._model = tokenizer, model
 
     def _generate(
