@@ -24,16 +24,18 @@ from __future__ import annotations
 import logging
 
 import transformers
-from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser, get_peft_config
+from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser
 
 from mads_bench.training import (
     GRPOScriptArguments,
+    build_peft_config,
     init_wandb,
     load_model_and_tokenizer,
     load_trainable_adapter,
     load_training_splits,
     peak_rss_mb,
     save_and_publish,
+    score_labelled_positions_on_cpu,
     select_conversations,
     take_hub_settings,
 )
@@ -48,6 +50,7 @@ def main(
     """Train the GRPO policy and save its adapter (and card) to `training_args.output_dir`."""
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level="INFO")
     transformers.set_seed(training_args.seed)
+    score_labelled_positions_on_cpu()  # TRL scores every prompt position on CPU otherwise
     hub = take_hub_settings(training_args)  # the Trainer never pushes; the token stays out
 
     reward_funcs = get_reward_funcs(script_args.reward_funcs)
@@ -72,7 +75,7 @@ def main(
     logger.info("GRPO on %s (%d train rows)", dataset_info["source"], len(train))
 
     model, tokenizer = load_model_and_tokenizer(model_args, training_args, padding_side="left")
-    peft_config = get_peft_config(model_args)
+    peft_config = build_peft_config(model_args, model, top_layers=script_args.lora_top_layers)
     if script_args.sft_adapter_path:
         # Continue the SFT adapter: TRL refuses a PeftModel together with a new peft_config.
         model, peft_config = load_trainable_adapter(model, script_args.sft_adapter_path), None

@@ -5,7 +5,7 @@ overrides. The `sft` dataset config is conversational prompt-completion (the pro
 conversation up to the step, the completion one assistant message in Pre-Act format), so
 `completion_only_loss: true` puts the loss on the Pre-Act output only. QLoRA: `load_in_4bit`,
 `bnb_4bit_quant_type: nf4`, `use_bnb_nested_quant: true` (double quantisation) and
-`use_peft: true` with `lora_target_modules` from the YAML.
+`use_peft: true` with `lora_target_modules` (and optionally `lora_top_layers`) from the YAML.
 
 Usage:
     accelerate launch --config_file accelerate_configs/cpu.yaml recipes/sft.py \
@@ -21,15 +21,17 @@ from __future__ import annotations
 import logging
 
 import transformers
-from trl import ModelConfig, SFTConfig, SFTTrainer, TrlParser, get_peft_config
+from trl import ModelConfig, SFTConfig, SFTTrainer, TrlParser
 
 from mads_bench.training import (
     SFTScriptArguments,
+    build_peft_config,
     init_wandb,
     load_model_and_tokenizer,
     load_training_splits,
     peak_rss_mb,
     save_and_publish,
+    score_labelled_positions_on_cpu,
     take_hub_settings,
 )
 
@@ -42,6 +44,7 @@ def main(
     """Train an SFT adapter and save it (and its card) to `training_args.output_dir`."""
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level="INFO")
     transformers.set_seed(training_args.seed)
+    score_labelled_positions_on_cpu()  # TRL scores every prompt position on CPU otherwise
     hub = take_hub_settings(training_args)  # the Trainer never pushes; the token stays out
 
     train, test, dataset_info = load_training_splits(
@@ -69,7 +72,7 @@ def main(
         train_dataset=train,
         eval_dataset=test,
         processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
+        peft_config=build_peft_config(model_args, model, top_layers=script_args.lora_top_layers),
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     result.metrics["peak_rss_mb"] = peak_rss_mb()

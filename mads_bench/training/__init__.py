@@ -3,7 +3,8 @@
 The recipes stay thin; the reusable parts live here: script arguments (`config`), model and
 QLoRA loading through `mads_bench.models` (`model_loading`), dataset loading and the GRPO
 conversation subset (`data`), W&B set-up with secret redaction (`tracking`), model cards
-(`cards`), Hub publishing (`hub`, `finish`) and the SFT → GRPO pipeline (`pipeline`).
+(`cards`), Hub publishing (`hub`, `finish`), the SFT → GRPO pipeline (`pipeline`) and one CPU
+adjustment of TRL's LM head (`trl_patches`).
 """
 
 from mads_bench.training.cards import card_hyperparameters, render_model_card
@@ -16,18 +17,21 @@ from mads_bench.training.data import dataset_record, load_training_splits, selec
 from mads_bench.training.finish import HubSettings, save_and_publish, take_hub_settings
 from mads_bench.training.hub import hub_base_model_id, prepare_upload_folder, push_checkpoint
 from mads_bench.training.model_loading import (
+    build_peft_config,
     build_quantization_config,
     load_model_and_tokenizer,
     load_trainable_adapter,
     merge_adapter,
 )
 from mads_bench.training.tracking import init_wandb, peak_rss_mb, redact_secrets
+from mads_bench.training.trl_patches import score_labelled_positions_on_cpu
 
 __all__ = [
     "GRPOScriptArguments",
     "HubSettings",
     "MadsScriptArguments",
     "SFTScriptArguments",
+    "build_peft_config",
     "build_quantization_config",
     "card_hyperparameters",
     "dataset_record",
@@ -43,6 +47,7 @@ __all__ = [
     "redact_secrets",
     "render_model_card",
     "save_and_publish",
+    "score_labelled_positions_on_cpu",
     "select_conversations",
     "take_hub_settings",
 ]

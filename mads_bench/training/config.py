@@ -42,6 +42,10 @@ class MadsScriptArguments(ScriptArguments):
             (`mads-bench eval l1|l2 --out`) to show in the model card.
         push_merged (`bool`): With `push_to_hub`, upload the adapter merged into the base model
             (full weights) instead of the LoRA adapter alone.
+        lora_top_layers (`int`, *optional*): Put the new LoRA adapter on the last N decoder
+            layers only (peft's `layers_to_transform`; every layer of a model with N or fewer).
+            The backward pass then stops at the lowest adapted layer, which roughly halves a
+            CPU step; None adapts every layer.
     """
 
     dataset_revision: str | None = field(
@@ -59,6 +63,10 @@ class MadsScriptArguments(ScriptArguments):
     push_merged: bool = field(
         default=False,
         metadata={"help": "Push the adapter merged into the base model instead of the adapter."},
+    )
+    lora_top_layers: int | None = field(
+        default=None,
+        metadata={"help": "LoRA on the last N decoder layers only (default: every layer)."},
     )
 
 

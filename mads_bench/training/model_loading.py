@@ -5,7 +5,8 @@ Every model goes through `mads_bench.models` (`resolve_model`, `load_causal_lm`,
 folders and cached Hub ids. QLoRA is TRL's `ModelConfig` switches turned into a
 `transformers.BitsAndBytesConfig`: `load_in_4bit: true`, `bnb_4bit_quant_type: nf4`,
 `use_bnb_nested_quant: true` (double quantisation); bitsandbytes 0.50 runs these 4-bit layers on
-CPU too. The LoRA side is TRL's `get_peft_config(model_args)`, handed to the trainer.
+CPU too. The LoRA side is TRL's `get_peft_config(model_args)`, optionally limited to the top
+decoder layers (`build_peft_config`), handed to the trainer.
 
 Example:
     >>> from trl import ModelConfig
@@ -25,7 +26,7 @@ import torch
 from mads_bench.models import load_causal_lm, load_tokenizer, resolve_model
 
 if TYPE_CHECKING:
-    from peft import PeftModel
+    from peft import PeftConfig, PeftModel
     from transformers import (
         BitsAndBytesConfig,
         PreTrainedModel,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from trl import ModelConfig
 
 __all__ = [
+    "build_peft_config",
     "build_quantization_config",
     "load_model_and_tokenizer",
     "load_trainable_adapter",
@@ -124,6 +126,36 @@ def load_model_and_tokenizer(
     return model, tokenizer
 
 
+def build_peft_config(
+    model_args: ModelConfig, model: PreTrainedModel, *, top_layers: int | None = None
+) -> PeftConfig | None:
+    """TRL's LoRA config from `model_args`, on the last `top_layers` decoder layers if given.
+
+    Args:
+        model_args (`trl.ModelConfig`): `use_peft`, `lora_r`, `lora_target_modules`, ...
+        model (`PreTrainedModel`): The base model (its `config.num_hidden_layers`).
+        top_layers (`int`, *optional*): Adapt only the last N decoder layers (all of them
+            when the model has N or fewer).
+
+    Returns:
+        `peft.LoraConfig | None`: None when `use_peft` is off.
+
+    Raises:
+        `ValueError`: When `top_layers` is below 1.
+    """
+    from trl import get_peft_config
+
+    config = get_peft_config(model_args)
+    if config is None or top_layers is None:
+        return config
+    if top_layers < 1:
+        raise ValueError(f"lora_top_layers must be at least 1, got {top_layers}.")
+    depth = model.config.num_hidden_layers
+    if top_layers < depth:
+        config.layers_to_transform = list(range(depth - top_layers, depth))
+    return config
+
+
 def load_trainable_adapter(model: PreTrainedModel, adapter_path: str | Path) -> PeftModel:
     """Put a saved LoRA adapter on `model` with its weights trainable (GRPO after SFT).
 
@@ -147,11 +179,11 @@ def load_trainable_adapter(model: PreTrainedModel, adapter_path: str | Path) -> 
 def merge_adapter(
     base_model: str, adapter_path: str | Path, out_dir: str | Path, *, dtype: str = "float32"
 ) -> Path:
-    """Merge a LoRA adapter into a full-precision copy of its base and save the result.
+    """Merge a LoRA adapter into its base and save the result with the tokenizer.
 
-    QLoRA adapters are trained against a 4-bit base; merging happens on the unquantised weights
-    (the usual QLoRA practice), so the merged model differs from the 4-bit policy only by the
-    quantisation error of the base.
+    The merge is `mads_bench.adapters.load_merged_policy`: a QLoRA adapter goes onto its base
+    quantised as in training and then dequantised, so the saved model is the trained policy
+    (not the adapter on the full-precision base, which is a different model).
 
     Args:
         base_model (`str`): The base model name/path (as in the adapter's config).
@@ -162,10 +194,9 @@ def merge_adapter(
     Returns:
         `Path`: `out_dir`.
     """
-    from peft import PeftModel
+    from mads_bench.adapters import load_merged_policy
 
-    model = load_causal_lm(base_model, dtype=getattr(torch, dtype))
-    merged = PeftModel.from_pretrained(model, str(adapter_path)).merge_and_unload()
+    merged = load_merged_policy(adapter_path, base_model=base_model, dtype=getattr(torch, dtype))
     out = Path(out_dir)
     merged.save_pretrained(out)
     load_tokenizer(base_model).save_pretrained(out)

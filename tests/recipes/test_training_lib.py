@@ -12,6 +12,7 @@ from datasets import Dataset
 from trl import ModelConfig, SFTConfig
 
 from mads_bench.training import (
+    build_peft_config,
     build_quantization_config,
     load_model_and_tokenizer,
     load_trainable_adapter,
@@ -79,6 +80,24 @@ def test_completion_only_loss_masks_the_prompt(tiny_dataset: Path, tmp_path: Pat
     # the loss-carrying tokens decode to the Pre-Act completion
     text = tokenizer.decode(labels[n_prompt:])
     assert text.startswith("<think>Decide the next step.</think>")
+
+
+def test_lora_top_layers_adapts_only_the_last_layers(tmp_path: Path) -> None:
+    from peft import get_peft_model
+
+    model, _ = load_model_and_tokenizer(_qlora_args(), _cpu_args(tmp_path))
+    # tiny-lm has 2 decoder layers: top 1 puts LoRA on layer 1 only
+    config = build_peft_config(_qlora_args(), model, top_layers=1)
+    assert config.layers_to_transform == [1]
+    adapted = {n.split(".layers.")[1].split(".")[0] for n, _ in
+               get_peft_model(model, config).named_parameters() if "lora_A" in n}  # fmt: skip
+    assert adapted == {"1"}
+    # no limit, or a limit at or above the depth: every layer; no peft: no config
+    assert build_peft_config(_qlora_args(), model).layers_to_transform is None
+    assert build_peft_config(_qlora_args(), model, top_layers=8).layers_to_transform is None
+    assert build_peft_config(ModelConfig(model_name_or_path="tiny-lm"), model, top_layers=1) is None
+    with pytest.raises(ValueError, match="at least 1, got 0"):
+        build_peft_config(_qlora_args(), model, top_layers=0)
 
 
 def test_sft_adapter_loads_trainable_for_grpo(tmp_path: Path) -> None:
