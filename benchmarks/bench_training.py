@@ -1,11 +1,13 @@
 """Training cost on CPU: seconds per step and peak RSS of SFT and GRPO with SmolLM2-135M.
 
-Builds a small real dataset (scripted simulation of the banking domain -> `build-dataset`),
-then runs `mads_bench.training.pipeline.run_sft_then_grpo` with the demo configs
-(`recipes/smollm2-135m/{sft,grpo}/config_demo.yaml`, QLoRA NF4 + double quantisation) for a
-handful of steps. Seconds per step are the trainer's `train_runtime / global_step` (model
-loading excluded); peak RSS is `ru_maxrss` of the training process. Needs `smollm2-135m` set
-up (`mads-bench models setup smollm2-135m`); takes several minutes on 2 cores.
+Builds a small real dataset (scripted simulation of the banking domain -> `build-dataset
+--context compact`, the demo's prompts), then runs the recipes under `accelerate launch` with
+the demo configs (`recipes/smollm2-135m/{sft,grpo}/config_demo.yaml`: QLoRA NF4 + double
+quantisation, LoRA on the top 8 of 30 layers, no gradient checkpointing) for a few steps. Side
+by side in the same run: SFT with LoRA on all 30 layers, the ratio says what `lora_top_layers`
+buys. Seconds per step are the trainer's `train_runtime / global_step` (model loading
+excluded); peak RSS is `ru_maxrss` of the training process. Needs `smollm2-135m` set up
+(`mads-bench models setup smollm2-135m`); takes several minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mads_bench.training.pipeline import REPO_ROOT, run_sft_then_grpo
+from mads_bench.training.pipeline import (
+    DEMO_GRPO_CONFIG,
+    DEMO_SFT_CONFIG,
+    REPO_ROOT,
+    run_recipe,
+)
 
-SFT_STEPS = 3
+SFT_STEPS = 4
 GRPO_STEPS = 2
 
 
@@ -27,30 +34,48 @@ def _build_dataset(root: Path) -> Path:
     for args in (
         ["simulate", "--domain", "banking", "--out", str(trajectories), "--no-progress"],
         ["build-dataset", "--trajectories", str(trajectories), "--out", str(dataset),
-         "--include-unvalidated", "--held-out-domain", "none"],
+         "--include-unvalidated", "--held-out-domain", "none", "--context", "compact"],
     ):  # fmt: skip
         subprocess.run([*cli, *args], cwd=REPO_ROOT, check=True, capture_output=True)
     return dataset
 
 
 def run() -> list[dict]:
+    common = ["--report_to", "none"]
     with tempfile.TemporaryDirectory(prefix="bench_training_") as tmp:
         dataset = _build_dataset(Path(tmp))
-        summary = run_sft_then_grpo(
-            dataset,
-            Path(tmp) / "runs",
-            sft_args=["--max_steps", str(SFT_STEPS), "--report_to", "none"],
-            grpo_args=["--max_steps", str(GRPO_STEPS), "--report_to", "none"],
-            log=lambda message: print(message, flush=True),
-        )
+        runs = Path(tmp) / "runs"
+
+        def launch(recipe: str, config: str, name: str, *extra: str) -> dict:
+            return run_recipe(
+                recipe, config, dataset, runs / name, extra_args=[*common, *extra], echo=False,
+                log=lambda message: print(message, flush=True),
+            )  # fmt: skip
+
+        sft = launch("recipes/sft.py", DEMO_SFT_CONFIG, "sft", "--max_steps", str(SFT_STEPS))
+        sft_all = launch(
+            "recipes/sft.py", DEMO_SFT_CONFIG, "sft_all_layers",
+            "--max_steps", str(SFT_STEPS), "--lora_top_layers", "30",
+        )  # fmt: skip
+        grpo = launch(
+            "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo",
+            "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
+        )  # fmt: skip
+    sft_note = f"{SFT_STEPS} steps, 1 compact row (~0.9-1.9k tokens)/step, QLoRA NF4"
+    grpo_note = f"{GRPO_STEPS} steps, 1 prompt x 2 completions (<=160 tokens)/step, QLoRA NF4"
     rows = []
-    for stage, note in (
-        ("sft", f"{SFT_STEPS} steps, 1 sequence (~3-5k tokens)/step, QLoRA NF4, grad ckpt"),
-        ("grpo", f"{GRPO_STEPS} steps, 1 prompt x 2 completions (<=64 tokens)/step, QLoRA NF4"),
+    for label, summary, note in (
+        ("sft (LoRA top 8 layers)", sft, sft_note),
+        ("sft (LoRA all 30 layers)", sft_all, sft_note),
+        ("grpo", grpo, grpo_note),
     ):
-        s = summary[stage]
-        rows.append({"measure": f"{stage} seconds/step (smollm2-135m)",
-                     "value": s["seconds_per_step"], "unit": "s", "note": note})  # fmt: skip
-        rows.append({"measure": f"{stage} peak RSS (smollm2-135m)",
-                     "value": s["peak_rss_mb"], "unit": "MiB", "note": note})  # fmt: skip
+        rows.append({"measure": f"{label} seconds/step (smollm2-135m)",
+                     "value": summary["seconds_per_step"], "unit": "s", "note": note})  # fmt: skip
+        rows.append({"measure": f"{label} peak RSS (smollm2-135m)",
+                     "value": summary["peak_rss_mb"], "unit": "MiB", "note": note})  # fmt: skip
+    rows.append({
+        "measure": "sft step time, all layers / top 8 layers",
+        "value": sft_all["seconds_per_step"] / sft["seconds_per_step"], "unit": "x",
+        "note": "same rows, same run",
+    })  # fmt: skip
     return rows

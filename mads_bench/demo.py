@@ -15,8 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mads_bench.cli import main as cli
-
 L1_FIGURES = (
     ("action_recall_macro", "action-type recall (macro)"),
     ("tool_name_f1", "tool-name F1"),
@@ -31,12 +29,14 @@ def _say(message: str) -> None:
 
 
 def _run(args: list[str]) -> None:
+    from mads_bench.cli import main as cli
+
     code = cli(args)
     if code:
         raise SystemExit(f"`mads-bench {' '.join(args)}` failed with exit status {code}")
 
 
-def _eval_rows(dataset: Path, conversations: int, seed: int) -> list[dict[str, Any]]:
+def eval_rows(dataset: Path, conversations: int, seed: int) -> list[dict[str, Any]]:
     """All test steps of a seeded sample of held-out conversations (whole, for L-2)."""
     from mads_bench.datasets import load_mads_dataset
 
@@ -63,6 +63,16 @@ def evaluate_model(
     l1 = score_l1(l1_steps(scored), similarity=SentenceSimilarity("mpnet")).to_dict()
     l2 = score_l2(l2_steps(scored)).to_dict()
     return {"l1": l1["overall"], "l2": l2["overall"]}
+
+
+def _finished_training(summary_file: Path, sft_steps: int, grpo_steps: int) -> dict | None:
+    """The summary of an earlier training run with the same step counts, if its adapter exists."""
+    if not summary_file.is_file():
+        return None
+    summary = json.loads(summary_file.read_text())
+    same = summary["sft"]["steps"] == sft_steps and summary["grpo"]["steps"] == grpo_steps
+    adapter = Path(summary["grpo"]["output_dir"]) / "adapter_config.json"
+    return summary if same and adapter.is_file() else None
 
 
 def _fmt(value: Any) -> str:
@@ -111,9 +121,9 @@ def render_report(out: Path, before: dict, after: dict, training: dict, timings:
         f"- SFT adapter: `{sft['output_dir']}`; GRPO adapter: `{grpo['output_dir']}`",
         f"- predictions: `{out / 'predictions_base.jsonl'}`, `{out / 'predictions_trained.jsonl'}`",
         "",
-        f"{sft['steps']} SFT and {grpo['steps']} GRPO steps on CPU show the pipeline working end "
-        "to end; they are not a training budget that changes the scores (the paper's",
-        "Qwen2.5-7B/32B configs are in `recipes/`; raise --sft-steps/--grpo-steps on a GPU).",
+        f"{sft['steps']} SFT and {grpo['steps']} GRPO steps on 2 CPU cores are a first step of "
+        "learning (mostly the Pre-Act format), not the paper's training budget: its",
+        "Qwen2.5-7B/32B configs are in `recipes/`; raise --sft-steps/--grpo-steps on a GPU.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -123,10 +133,11 @@ def run_demo(
     *,
     model: str = "smollm2-135m",
     conversations_per_scenario: int = 3,
-    sft_steps: int = 4,
-    grpo_steps: int = 2,
-    eval_conversations: int = 3,
-    max_new_tokens: int = 64,
+    sft_steps: int = 40,
+    grpo_steps: int = 3,
+    eval_conversations: int = 2,
+    max_new_tokens: int = 192,
+    context: str = "compact",
     seed: int = 0,
 ) -> str:
     """Run the whole loop and return the markdown report (also written to ``OUT/REPORT.md``)."""
@@ -162,7 +173,7 @@ def run_demo(
             "--resume",
         ]
     )
-    _say("building the dataset (home services held out for test)")
+    _say(f"building the dataset ({context} context, home services held out for test)")
     dataset = out / "dataset"
     _run(
         [
@@ -174,26 +185,34 @@ def run_demo(
             "--overwrite",
             "--seed",
             str(seed),
+            "--context",
+            context,
         ]
     )
     stage("simulate + validate + dataset", started)
 
-    rows = _eval_rows(dataset, eval_conversations, seed)
+    rows = eval_rows(dataset, eval_conversations, seed)
     started = time.perf_counter()
     _say(f"evaluating the base model on {len(rows)} held-out steps")
     before = evaluate_model(model, rows, out / "predictions_base.jsonl", max_new_tokens)
     stage("evaluate base model", started)
 
     started = time.perf_counter()
-    _say(f"training: SFT {sft_steps} steps, then GRPO {grpo_steps} steps from the SFT adapter")
-    training = run_sft_then_grpo(
-        dataset,
-        out / "train",
-        sft_args=["--model_name_or_path", model, "--max_steps", str(sft_steps)],
-        grpo_args=["--model_name_or_path", model, "--max_steps", str(grpo_steps)],
-        log=_say,
-    )
-    (out / "train_summary.json").write_text(json.dumps(training, indent=2))
+    summary_file = out / "train_summary.json"
+    training = _finished_training(summary_file, sft_steps, grpo_steps)
+    if training is None:
+        _say(f"training: SFT {sft_steps} steps, then GRPO {grpo_steps} steps from the SFT adapter")
+        (out / "predictions_trained.jsonl").unlink(missing_ok=True)  # of an earlier adapter
+        training = run_sft_then_grpo(
+            dataset,
+            out / "train",
+            sft_args=["--model_name_or_path", model, "--max_steps", str(sft_steps)],
+            grpo_args=["--model_name_or_path", model, "--max_steps", str(grpo_steps)],
+            log=_say,
+        )
+        summary_file.write_text(json.dumps(training, indent=2))
+    else:
+        _say(f"training: reusing the finished run in {out / 'train'} ({summary_file.name})")
     stage("SFT + GRPO", started)
 
     started = time.perf_counter()

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 from pathlib import Path
+
+from mads_bench.demo import run_demo
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -14,22 +17,48 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Runs the main job offline on this machine and writes OUT/REPORT.md. "
         "Finished stages are reused; delete OUT to start over.",
     )
-    parser.add_argument("--out", type=Path, default=Path("outputs/demo"), help="Output folder.")
-    parser.add_argument("--model", default="smollm2-135m", help="Base model (offline name/path).")
-    parser.add_argument("-k", type=int, default=3, help="Conversations per scenario (default 3).")
-    parser.add_argument("--sft-steps", type=int, default=4, help="SFT steps (default 4).")
-    parser.add_argument("--grpo-steps", type=int, default=2, help="GRPO steps (default 2).")
+    defaults = {k: v.default for k, v in inspect.signature(run_demo).parameters.items()}
+    parser.add_argument("--out", type=Path, default=Path(defaults["out"]), help="Output folder.")
     parser.add_argument(
-        "--eval-conversations", type=int, default=3, help="Held-out conversations evaluated."
+        "--model", default=defaults["model"], help="Base model (offline name/path)."
     )
-    parser.add_argument("--max-new-tokens", type=int, default=64, help="Tokens per predicted step.")
-    parser.add_argument("--seed", type=int, default=0, help="Seed of every stage.")
+    parser.add_argument(
+        "-k",
+        type=int,
+        default=defaults["conversations_per_scenario"],
+        help="Conversations per scenario (default %(default)s).",
+    )
+    parser.add_argument(
+        "--sft-steps", type=int, default=defaults["sft_steps"], help="SFT steps (%(default)s)."
+    )
+    parser.add_argument(
+        "--grpo-steps", type=int, default=defaults["grpo_steps"], help="GRPO steps (%(default)s)."
+    )
+    parser.add_argument(
+        "--eval-conversations",
+        type=int,
+        default=defaults["eval_conversations"],
+        help="Held-out conversations evaluated before and after (default %(default)s).",
+    )
+    parser.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=defaults["max_new_tokens"],
+        help="Generation budget per predicted step (default %(default)s).",
+    )
+    parser.add_argument(
+        "--context",
+        choices=("full", "compact"),
+        default=defaults["context"],
+        help="Step prompts of the dataset (build-dataset --context; default %(default)s).",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=defaults["seed"], help="Seed of every stage (%(default)s)."
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from mads_bench.demo import run_demo
-
     run_demo(
         args.out,
         model=args.model,
@@ -38,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         grpo_steps=args.grpo_steps,
         eval_conversations=args.eval_conversations,
         max_new_tokens=args.max_new_tokens,
+        context=args.context,
         seed=args.seed,
     )
     return 0

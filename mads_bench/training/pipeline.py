@@ -53,6 +53,25 @@ def _stage_summary(output_dir: Path, wall_s: float) -> dict[str, Any]:
     return summary
 
 
+def _launch(command: list[str], env: dict[str, str], log_path: Path, echo: bool) -> tuple[int, str]:
+    """Run `command`, streaming its output to `log_path` (and stderr); return code and tail."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    tail = bytearray()
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read1(65536):
+            log_file.write(chunk)
+            if echo:
+                sys.stderr.write(chunk.decode("utf-8", errors="replace"))
+                sys.stderr.flush()
+            tail = (tail + chunk)[-4000:]
+        code = proc.wait()
+    return code, tail.decode("utf-8", errors="replace")
+
+
 def run_recipe(
     recipe: str,
     config: str,
@@ -63,6 +82,7 @@ def run_recipe(
     accelerate_config: str = CPU_ACCELERATE_CONFIG,
     env: dict[str, str] | None = None,
     log: Callable[[str], None] = print,
+    echo: bool = True,
 ) -> dict[str, Any]:
     """Launch one recipe with `accelerate launch` and summarise its run.
 
@@ -75,6 +95,8 @@ def run_recipe(
         accelerate_config (`str`): `--config_file` of `accelerate launch`.
         env (`dict`, *optional*): Environment of the launch (default: this process's).
         log (`Callable`): Progress messages.
+        echo (`bool`): Copy the launch's output (trainer progress bar, logged metrics) to
+            stderr as it comes; it is always written to `<output_dir>.log`.
 
     Returns:
         `dict`: The stage summary (see the module docstring).
@@ -89,15 +111,12 @@ def run_recipe(
         recipe, "--config", config, "--dataset_name", dataset, "--output_dir", str(output_dir),
         *extra_args,
     ]  # fmt: skip
-    log(f"[train] {Path(recipe).stem}: {config} -> {output_dir}")
+    log(f"[train] {Path(recipe).stem}: {config} -> {output_dir} (output: {output_dir}.log)")
     start = time.perf_counter()
-    proc = subprocess.run(
-        command, cwd=REPO_ROOT, env=env or dict(os.environ), capture_output=True, text=True
-    )
+    code, tail = _launch(command, env or dict(os.environ), Path(f"{output_dir}.log"), echo)
     wall = time.perf_counter() - start
-    if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr)[-4000:]
-        raise RuntimeError(f"{recipe} failed (exit {proc.returncode}):\n{tail}")
+    if code != 0:
+        raise RuntimeError(f"{recipe} failed (exit {code}):\n{tail}")
     summary = _stage_summary(output_dir, wall)
     log(
         f"[train] {Path(recipe).stem}: {summary['steps']} steps, "
@@ -117,6 +136,7 @@ def run_sft_then_grpo(
     accelerate_config: str = CPU_ACCELERATE_CONFIG,
     env: dict[str, str] | None = None,
     log: Callable[[str], None] = print,
+    echo: bool = True,
 ) -> dict[str, Any]:
     """Train SFT, then GRPO continuing the SFT adapter; defaults: the SmolLM2-135M CPU demo.
 
@@ -130,6 +150,7 @@ def run_sft_then_grpo(
         accelerate_config (`str`): `accelerate launch --config_file`.
         env (`dict`, *optional*): Environment of both launches.
         log (`Callable`): Progress messages.
+        echo (`bool`): Copy each launch's output to stderr as it comes (see `run_recipe`).
 
     Returns:
         `dict`: `{"sft": summary, "grpo": summary}`.
@@ -137,11 +158,11 @@ def run_sft_then_grpo(
     out = Path(out_dir)
     sft = run_recipe(
         "recipes/sft.py", sft_config, dataset, out / "sft", extra_args=sft_args,
-        accelerate_config=accelerate_config, env=env, log=log,
+        accelerate_config=accelerate_config, env=env, log=log, echo=echo,
     )  # fmt: skip
     grpo = run_recipe(
         "recipes/grpo.py", grpo_config, dataset, out / "grpo",
         extra_args=["--sft_adapter_path", sft["output_dir"], *grpo_args],
-        accelerate_config=accelerate_config, env=env, log=log,
+        accelerate_config=accelerate_config, env=env, log=log, echo=echo,
     )  # fmt: skip
     return {"sft": sft, "grpo": grpo}
