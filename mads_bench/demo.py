@@ -65,12 +65,18 @@ def evaluate_model(
     return {"l1": l1["overall"], "l2": l2["overall"]}
 
 
-def _finished_training(summary_file: Path, sft_steps: int, grpo_steps: int) -> dict | None:
-    """The summary of an earlier training run with the same step counts, if its adapter exists."""
+def _finished_training(
+    summary_file: Path, model: str, sft_steps: int, grpo_steps: int
+) -> dict | None:
+    """The summary of an earlier run of the same model and step counts, if its adapter exists."""
     if not summary_file.is_file():
         return None
     summary = json.loads(summary_file.read_text())
-    same = summary["sft"]["steps"] == sft_steps and summary["grpo"]["steps"] == grpo_steps
+    same = (summary.get("model"), summary["sft"]["steps"], summary["grpo"]["steps"]) == (
+        model,
+        sft_steps,
+        grpo_steps,
+    )
     adapter = Path(summary["grpo"]["output_dir"]) / "adapter_config.json"
     return summary if same and adapter.is_file() else None
 
@@ -199,7 +205,7 @@ def run_demo(
 
     started = time.perf_counter()
     summary_file = out / "train_summary.json"
-    training = _finished_training(summary_file, sft_steps, grpo_steps)
+    training = _finished_training(summary_file, model, sft_steps, grpo_steps)
     if training is None:
         _say(f"training: SFT {sft_steps} steps, then GRPO {grpo_steps} steps from the SFT adapter")
         (out / "predictions_trained.jsonl").unlink(missing_ok=True)  # of an earlier adapter
@@ -210,6 +216,7 @@ def run_demo(
             grpo_args=["--model_name_or_path", model, "--max_steps", str(grpo_steps)],
             log=_say,
         )
+        training["model"] = model
         summary_file.write_text(json.dumps(training, indent=2))
     else:
         _say(f"training: reusing the finished run in {out / 'train'} ({summary_file.name})")

@@ -1,8 +1,10 @@
 """The demo job: report rendering (fast) and the whole loop on the tiny model (slow)."""
 
+import json
+
 import pytest
 
-from mads_bench.demo import render_report, run_demo
+from mads_bench.demo import _finished_training, render_report, run_demo
 
 
 def _scores(recall, success):
@@ -43,6 +45,24 @@ def test_report_shows_before_after_and_training(tmp_path):
     assert "| L-1 parameter exact match | n/a | n/a |" in report
     assert "loss 2.000 → 1.000" in report and "reward 0.500 → 0.750" in report
     assert "peak RSS" in report and "o/grpo" in report
+
+
+def test_a_finished_training_run_is_reused_only_when_it_matches(tmp_path):
+    grpo = tmp_path / "grpo"
+    grpo.mkdir()
+    summary = {"model": "smollm2-135m", "sft": {"steps": 40}, "grpo": {"steps": 3,
+               "output_dir": str(grpo)}}  # fmt: skip
+    file = tmp_path / "train_summary.json"
+    file.write_text(json.dumps(summary))
+    # the adapter is missing: nothing to reuse
+    assert _finished_training(file, "smollm2-135m", 40, 3) is None
+    (grpo / "adapter_config.json").write_text("{}")
+    assert _finished_training(file, "smollm2-135m", 40, 3) == summary
+    # another model or other step counts train again
+    assert _finished_training(file, "tiny-lm", 40, 3) is None
+    assert _finished_training(file, "smollm2-135m", 41, 3) is None
+    assert _finished_training(file, "smollm2-135m", 40, 2) is None
+    assert _finished_training(tmp_path / "absent.json", "smollm2-135m", 40, 3) is None
 
 
 @pytest.mark.slow
