@@ -4,7 +4,9 @@ Each output line is one assistant step: the row's gold columns (``gold_action_ty
 ``gold_tool_name``, ``gold_tool_arguments``, ``gold_say``, ids, domain, complexity, turn
 and step indices), ``required_params`` of the gold tool when the domain pack knows it, and
 ``prediction`` (the model's raw output). The model is any backend spec of
-:mod:`simulation.backends` (``transformers:<model>``, ``openai:<model>@<url>``, ...).
+:mod:`simulation.backends` (``transformers:<model>``, ``openai:<model>@<url>``, ...); a step
+is generated the way the simulator's LLM assistant generates one
+(:func:`simulation.agents.llm.generate_steps`: up to and including the first ``</action>``).
 
 The file is append-only and resumable: a row is keyed by (conversation, turn, step), rows
 already present are skipped, and a torn last line (an interrupted write) is removed first.
@@ -21,6 +23,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from mads_bench.catalog import domain_names, load_domain
+from simulation.agents.llm import generate_steps
 from simulation.agents.prompts import restyle_prompt
 from simulation.trajectory_io import repair_torn_tail
 
@@ -100,8 +103,8 @@ def predict_steps(
     with out.open("a", encoding="utf-8") as handle:
         for batch in _batches(todo, batch_size):
             prompts = [restyle_prompt(list(r["prompt"]), style) for r in batch]
-            outputs = backend.generate(
-                prompts, max_new_tokens=max_new_tokens, temperature=0.0, seed=seed
+            outputs = generate_steps(
+                backend, prompts, max_new_tokens=max_new_tokens, temperature=0.0, seed=seed
             )
             for row, prediction in zip(batch, outputs, strict=True):
                 record = {c: row.get(c) for c in GOLD_COLUMNS}

@@ -19,6 +19,41 @@ from simulation.agents.text import DONE_TOKEN
 _OPENING_CUE = "(The assistant is waiting. Write your first message.)"
 
 
+def generate_steps(
+    backend: Any,
+    conversations: list[list[dict[str, str]]],
+    *,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> list[str]:
+    """One Pre-Act step per conversation: generation stops at the first ``</action>``.
+
+    A step has exactly one action, so whatever a model would write after it is never part of
+    the step; the stop string is put back so the step parses. The assistant agent and the
+    L-1/L-2 evaluation (``evaluators.predict``) both produce steps this way.
+
+    Example:
+        >>> from simulation.backends import get_backend
+        >>> lm = get_backend('fake:<think>t</think> <action type="say">Hi</action> and more')
+        >>> generate_steps(lm, [[{"role": "user", "content": "hi"}]], max_new_tokens=8)
+        ['<think>t</think> <action type="say">Hi</action>']
+    """
+    texts = backend.generate(
+        conversations,
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        seed=seed,
+        stop=["</action>"],
+    )
+    return [
+        text.rstrip() + "</action>"
+        if "<action" in text and not text.rstrip().endswith("</action>")
+        else text
+        for text in texts
+    ]
+
+
 class LLMAssistant:
     """Assistant whose Pre-Act steps come from a language model.
 
@@ -39,15 +74,13 @@ class LLMAssistant:
     def respond(self, view: list[Message]) -> Message:
         """One step: the raw model output (``</action>`` restored after the stop string)."""
         conversation = [{"role": m.role, "content": m.content} for m in view]
-        text = self.backend.generate(
+        (text,) = generate_steps(
+            self.backend,
             [conversation],
             max_new_tokens=self.max_new_tokens,
             temperature=self.temperature,
             seed=self.seed,
-            stop=["</action>"],
-        )[0]
-        if "<action" in text and not text.rstrip().endswith("</action>"):
-            text = text.rstrip() + "</action>"
+        )
         return Message(role="assistant", content=text.strip(), turn_index=0)
 
 
