@@ -28,7 +28,7 @@ from mads_bench.training.pipeline import run_recipe
 pytestmark = pytest.mark.slow
 
 EVAL_CONVERSATIONS = 3
-GRPO_PROMPTS, GRPO_EPOCHS = 2, 4
+GRPO_PROMPTS, GRPO_EPOCHS = 2, 3
 
 
 @pytest.fixture(scope="module")
