@@ -85,6 +85,8 @@ def test_sft_trains_and_saves_an_adapter_with_a_card(sft_run: dict) -> None:
     config = json.loads((out / "adapter_config.json").read_text())
     assert sorted(config["target_modules"]) == ["k_proj", "o_proj", "q_proj", "v_proj"]
     assert config["r"] == 8
+    # the 4-bit base it was trained on is recorded, so evaluation rebuilds the same policy
+    assert json.loads((out / "base_quantization.json").read_text())["load_in_4bit"] is True
     # the generated card names the stage, data revision and QLoRA settings
     card = (out / "README.md").read_text()
     assert (
