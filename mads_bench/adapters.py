@@ -83,13 +83,14 @@ def load_merged_policy(
     dtype = dtype or torch.float32
     kwargs: dict[str, Any] = {"dtype": dtype}
     quantization = adapter_dir / BASE_QUANTIZATION_FILE
-    if quantization.is_file():
+    quantized = quantization.is_file()
+    if quantized:
         kwargs["quantization_config"] = BitsAndBytesConfig.from_dict(
             json.loads(quantization.read_text())
         )
         kwargs["device_map"] = "cpu"  # quantised at load, dequantised right away
     model = load_causal_lm(base, **kwargs)
-    if quantization.is_file():
+    if quantized:
         model = model.dequantize().to(dtype)
     merged = PeftModel.from_pretrained(model, str(adapter_dir)).merge_and_unload()
     return merged.eval()

@@ -168,7 +168,9 @@ def load_trainable_adapter(model: PreTrainedModel, adapter_path: str | Path) -> 
     """
     from peft import PeftModel
 
-    if not (Path(adapter_path) / "adapter_config.json").is_file():
+    from mads_bench.adapters import is_adapter_folder
+
+    if not is_adapter_folder(adapter_path):
         raise FileNotFoundError(
             f"sft_adapter_path {str(adapter_path)!r}: no adapter_config.json; point it at the "
             "output_dir of recipes/sft.py (trained with use_peft: true)."
