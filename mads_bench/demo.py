@@ -140,7 +140,7 @@ def run_demo(
     *,
     model: str = "smollm2-135m",
     conversations_per_scenario: int = 3,
-    sft_steps: int = 40,
+    sft_steps: int = 30,
     grpo_steps: int = 2,
     eval_conversations: int = 2,
     max_new_tokens: int = 192,

@@ -29,6 +29,7 @@ from mads_bench.training import (
     init_wandb,
     load_model_and_tokenizer,
     load_training_splits,
+    merge_step_chains,
     peak_rss_mb,
     save_and_publish,
     score_labelled_positions_on_cpu,
@@ -64,6 +65,12 @@ def main(
     logger.info("SFT on %s (%d train rows)", dataset_info["source"], len(train))
 
     model, tokenizer = load_model_and_tokenizer(model_args, training_args)
+    if script_args.merge_step_chains:
+        train, stats = merge_step_chains(train, tokenizer, max_length=training_args.max_length)
+        logger.info("merged train steps: %s", stats.describe())
+        if test is not None:
+            test, stats = merge_step_chains(test, tokenizer, max_length=training_args.max_length)
+            logger.info("merged eval steps: %s", stats.describe())
     init_wandb(script_args, training_args, model_args, dataset_info, job_type="sft")
 
     trainer = SFTTrainer(

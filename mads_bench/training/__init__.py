@@ -3,8 +3,9 @@
 The recipes stay thin; the reusable parts live here: script arguments (`config`), model and
 QLoRA loading through `mads_bench.models` (`model_loading`), dataset loading and the GRPO
 conversation subset (`data`), W&B set-up with secret redaction (`tracking`), model cards
-(`cards`), Hub publishing (`hub`, `finish`), the SFT → GRPO pipeline (`pipeline`) and one CPU
-adjustment of TRL's LM head (`trl_patches`).
+(`cards`), Hub publishing (`hub`, `finish`), the SFT → GRPO pipeline (`pipeline`), one
+sequence per chain of steps sharing a prompt (`step_chains`) and one CPU adjustment of TRL's
+LM head (`trl_patches`).
 """
 
 from mads_bench.training.cards import card_hyperparameters, render_model_card
@@ -23,10 +24,12 @@ from mads_bench.training.model_loading import (
     load_trainable_adapter,
     merge_adapter,
 )
+from mads_bench.training.step_chains import ChainStats, merge_step_chains
 from mads_bench.training.tracking import init_wandb, peak_rss_mb, redact_secrets
 from mads_bench.training.trl_patches import score_labelled_positions_on_cpu
 
 __all__ = [
+    "ChainStats",
     "GRPOScriptArguments",
     "HubSettings",
     "MadsScriptArguments",
@@ -41,6 +44,7 @@ __all__ = [
     "load_trainable_adapter",
     "load_training_splits",
     "merge_adapter",
+    "merge_step_chains",
     "peak_rss_mb",
     "prepare_upload_folder",
     "push_checkpoint",

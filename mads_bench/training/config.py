@@ -72,10 +72,21 @@ class MadsScriptArguments(ScriptArguments):
 
 @dataclass
 class SFTScriptArguments(MadsScriptArguments):
-    """`recipes/sft.py` arguments; the dataset config defaults to `sft`."""
+    """`recipes/sft.py` arguments; the dataset config defaults to `sft`.
+
+    Args:
+        merge_step_chains (`bool`): Train one sequence per chain of steps whose prompts extend
+            each other (`mads_bench.training.step_chains`): every step keeps its per-token
+            loss, the shared prefix is run once (a whole conversation with `--context full`,
+            a turn with `compact`). A chain then counts as one row of a batch.
+    """
 
     dataset_config: str | None = field(
         default="sft", metadata={"help": "Dataset config: `sft` (prompt/completion)."}
+    )
+    merge_step_chains: bool = field(
+        default=False,
+        metadata={"help": "One sequence per chain of steps sharing their prompt (same loss)."},
     )
 
 

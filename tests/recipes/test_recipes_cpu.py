@@ -81,6 +81,8 @@ def test_sft_trains_and_saves_an_adapter_with_a_card(sft_run: dict) -> None:
     # max_steps 2 with logging every step: two loss entries, both finite
     losses = [row["loss"] for row in state["log_history"] if "loss" in row]
     assert state["global_step"] == 2 and len(losses) == 2
+    # merge_step_chains (on in the config): the tiny rows share no prompts, so 8 stay 8
+    assert "merged train steps: 8 steps -> 8 sequences" in sft_run["log"]
     # QLoRA adapter on the attention projections only (lora_target_modules in the YAML)
     config = json.loads((out / "adapter_config.json").read_text())
     assert sorted(config["target_modules"]) == ["k_proj", "o_proj", "q_proj", "v_proj"]

@@ -27,7 +27,8 @@ from mads_bench.training.pipeline import run_recipe
 
 pytestmark = pytest.mark.slow
 
-EVAL_CONVERSATIONS = 3
+EVAL_CONVERSATIONS = 4
+SFT_STEPS = 40  # the demo's 30 plus a third: this test can afford it
 GRPO_PROMPTS, GRPO_EPOCHS = 2, 3
 
 
@@ -50,7 +51,7 @@ def sft_adapter(dataset: Path) -> Path:
     out = dataset.parent / "sft"
     run_recipe(
         "recipes/sft.py", "recipes/smollm2-135m/sft/config_demo.yaml", dataset, out,
-        extra_args=["--report_to", "none"], echo=False,
+        extra_args=["--report_to", "none", "--max_steps", str(SFT_STEPS)], echo=False,
     )  # fmt: skip
     return out
 
