@@ -1,4 +1,4 @@
-"""Training that means something, on the CPU demo model (slow: ~15-20 minutes on 2 cores).
+"""Training that means something, on the CPU demo model (slow: ~32 minutes on 2 cores).
 
 Real data (scripted simulation of every hand-written scenario, `compact` context), the real
 recipes under `accelerate launch` with the SmolLM2-135M demo configs, and the L-1 evaluation
@@ -10,7 +10,10 @@ of `mads-bench demo` on held-out conversations:
   end with a higher mean total reward (action + tool + semantic) than it started with, on a
   fixed seed: the same prompts are scored early and late, so the rise is the policy's.
 
-Both tests print their figures (`pytest -s` shows them).
+Both tests print their figures (`pytest -s` shows them). Last run (2026-12-01, 40 merged SFT
+updates): SFT passed, recall 0.219 -> 0.369 and validity 0.593 -> 0.778 on 27 held-out steps;
+GRPO failed, rewards per step [0.25, 0.551, 0.33, 0.25, 0.291, 0.0] (first epoch 0.400 ->
+last 0.146): six CPU steps of 4 sampled completions are too few to tell a rise from the noise.
 """
 
 from __future__ import annotations
