@@ -29,7 +29,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="Conversations per scenario (default %(default)s).",
     )
     parser.add_argument(
-        "--sft-steps", type=int, default=defaults["sft_steps"], help="SFT steps (%(default)s)."
+        "--sft-steps",
+        type=int,
+        default=defaults["sft_steps"],
+        help="SFT updates, one turn of steps each (%(default)s).",
     )
     parser.add_argument(
         "--grpo-steps", type=int, default=defaults["grpo_steps"], help="GRPO steps (%(default)s)."
