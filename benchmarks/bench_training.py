@@ -7,8 +7,8 @@ quantisation, LoRA on the top 8 of 30 layers, no gradient checkpointing, `merge_
 for a few steps. Side by side in the same run: SFT row by row (`merge_step_chains false`: one
 step per update) and SFT with LoRA on all 30 layers; the ratios say what each setting buys.
 Seconds per step are the trainer's `train_runtime / global_step` (model loading excluded);
-peak RSS is `ru_maxrss` of the training process; steps per sequence come from merging the
-whole train split with the model's tokenizer. Needs `smollm2-135m` set up (`mads-bench models
+peak RSS is `ru_maxrss` of the training process; steps per merged sequence is the recipe's
+`steps_per_sequence` train metric. Needs `smollm2-135m` set up (`mads-bench models
 setup smollm2-135m`); takes several minutes on 2 cores.
 """
 
@@ -19,7 +19,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mads_bench.training import ChainStats, merge_step_chains
 from mads_bench.training.pipeline import (
     DEMO_GRPO_CONFIG,
     DEMO_SFT_CONFIG,
@@ -41,14 +40,6 @@ def _build_dataset(root: Path) -> Path:
     ):  # fmt: skip
         subprocess.run([*cli, *args], cwd=REPO_ROOT, check=True, capture_output=True)
     return dataset
-
-
-def _chain_stats(dataset: Path) -> ChainStats:
-    from mads_bench.datasets import load_mads_dataset
-    from mads_bench.models import load_tokenizer
-
-    train = load_mads_dataset(str(dataset), "sft", split="train")
-    return merge_step_chains(train, load_tokenizer("smollm2-135m"), max_length=4096)[1]
 
 
 def run() -> list[dict]:
@@ -76,8 +67,7 @@ def run() -> list[dict]:
             "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo",
             "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
         )  # fmt: skip
-        chains = _chain_stats(dataset)
-    per_sequence = chains.rows / chains.sequences
+    per_sequence = sft["steps_per_sequence"]
     sft_note = (
         f"{SFT_STEPS} steps, 1 sequence/step (a turn of compact rows, {per_sequence:.2f} "
         "steps on average), QLoRA NF4"
@@ -99,7 +89,7 @@ def run() -> list[dict]:
         "measure": "sft steps trained per second, merged chains / row by row",
         "value": per_sequence * sft_rows["seconds_per_step"] / sft["seconds_per_step"],
         "unit": "x",
-        "note": f"same data, same run; {chains.describe()}",
+        "note": f"same data, same run; {per_sequence:.2f} steps per merged sequence",
     })  # fmt: skip
     rows.append({
         "measure": "sft step time, all layers / top 8 layers",

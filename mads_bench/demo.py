@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mads_bench.adapters import is_adapter_folder
+
 L1_FIGURES = (
     ("action_recall_macro", "action-type recall (macro)"),
     ("tool_name_f1", "tool-name F1"),
@@ -77,8 +79,7 @@ def _finished_training(
         sft_steps,
         grpo_steps,
     )
-    adapter = Path(summary["grpo"]["output_dir"]) / "adapter_config.json"
-    return summary if same and adapter.is_file() else None
+    return summary if same and is_adapter_folder(summary["grpo"]["output_dir"]) else None
 
 
 def _fmt(value: Any) -> str:

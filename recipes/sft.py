@@ -65,9 +65,10 @@ def main(
     logger.info("SFT on %s (%d train rows)", dataset_info["source"], len(train))
 
     model, tokenizer = load_model_and_tokenizer(model_args, training_args)
+    chains = None
     if script_args.merge_step_chains:
-        train, stats = merge_step_chains(train, tokenizer, max_length=training_args.max_length)
-        logger.info("merged train steps: %s", stats.describe())
+        train, chains = merge_step_chains(train, tokenizer, max_length=training_args.max_length)
+        logger.info("merged train steps: %s", chains.describe())
         if test is not None:
             test, stats = merge_step_chains(test, tokenizer, max_length=training_args.max_length)
             logger.info("merged eval steps: %s", stats.describe())
@@ -83,6 +84,8 @@ def main(
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     result.metrics["peak_rss_mb"] = peak_rss_mb()
+    if chains is not None:
+        result.metrics["steps_per_sequence"] = round(chains.steps_per_sequence, 3)
     trainer.log_metrics("train", result.metrics)
     trainer.save_metrics("train", result.metrics)
     trainer.save_state()

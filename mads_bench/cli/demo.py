@@ -8,6 +8,19 @@ from pathlib import Path
 
 from mads_bench.demo import run_demo
 
+_INT_OPTIONS = (  # (flag, run_demo parameter, help)
+    ("-k", "conversations_per_scenario", "Conversations per scenario"),
+    ("--sft-steps", "sft_steps", "SFT updates, one turn of steps each"),
+    ("--grpo-steps", "grpo_steps", "GRPO steps"),
+    (
+        "--eval-conversations",
+        "eval_conversations",
+        "Held-out conversations evaluated before and after",
+    ),
+    ("--max-new-tokens", "max_new_tokens", "Generation budget per predicted step"),
+    ("--seed", "seed", "Seed of every stage"),
+)
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
@@ -22,55 +35,25 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--model", default=defaults["model"], help="Base model (offline name/path)."
     )
-    parser.add_argument(
-        "-k",
-        type=int,
-        default=defaults["conversations_per_scenario"],
-        help="Conversations per scenario (default %(default)s).",
-    )
-    parser.add_argument(
-        "--sft-steps",
-        type=int,
-        default=defaults["sft_steps"],
-        help="SFT updates, one turn of steps each (%(default)s).",
-    )
-    parser.add_argument(
-        "--grpo-steps", type=int, default=defaults["grpo_steps"], help="GRPO steps (%(default)s)."
-    )
-    parser.add_argument(
-        "--eval-conversations",
-        type=int,
-        default=defaults["eval_conversations"],
-        help="Held-out conversations evaluated before and after (default %(default)s).",
-    )
-    parser.add_argument(
-        "--max-new-tokens",
-        type=int,
-        default=defaults["max_new_tokens"],
-        help="Generation budget per predicted step (default %(default)s).",
-    )
+    for flag, name, text in _INT_OPTIONS:
+        parser.add_argument(
+            flag,
+            dest=name,
+            metavar=flag.lstrip("-").replace("-", "_").upper(),
+            type=int,
+            default=defaults[name],
+            help=f"{text} (%(default)s).",
+        )
     parser.add_argument(
         "--context",
         choices=("full", "compact"),
         default=defaults["context"],
         help="Step prompts of the dataset (build-dataset --context; default %(default)s).",
     )
-    parser.add_argument(
-        "--seed", type=int, default=defaults["seed"], help="Seed of every stage (%(default)s)."
-    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    run_demo(
-        args.out,
-        model=args.model,
-        conversations_per_scenario=args.k,
-        sft_steps=args.sft_steps,
-        grpo_steps=args.grpo_steps,
-        eval_conversations=args.eval_conversations,
-        max_new_tokens=args.max_new_tokens,
-        context=args.context,
-        seed=args.seed,
-    )
+    options = {name: getattr(args, name) for _, name, _ in _INT_OPTIONS}
+    run_demo(args.out, model=args.model, context=args.context, **options)
     return 0

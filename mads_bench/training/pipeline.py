@@ -44,6 +44,8 @@ def _stage_summary(output_dir: Path, wall_s: float) -> dict[str, Any]:
         "peak_rss_mb": metrics.get("peak_rss_mb"),
         "wall_s": round(wall_s, 1),
     }
+    if "steps_per_sequence" in metrics:  # SFT with merge_step_chains
+        summary["steps_per_sequence"] = metrics["steps_per_sequence"]
     rewards = [row["reward"] for row in state["log_history"] if "reward" in row]
     if rewards:
         summary.update(reward_first=rewards[0], reward_last=rewards[-1], rewards=rewards)

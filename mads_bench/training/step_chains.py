@@ -53,6 +53,11 @@ class ChainStats:
     row_tokens: int
     sequence_tokens: int
 
+    @property
+    def steps_per_sequence(self) -> float:
+        """Rows merged into one sequence, on average."""
+        return self.rows / max(self.sequences, 1)
+
     def describe(self) -> str:
         """One log line, e.g. `789 steps -> 150 sequences (1,650,000 -> 382,000 tokens, 4.3x)`."""
         ratio = self.row_tokens / max(self.sequence_tokens, 1)
@@ -66,14 +71,11 @@ def _tokenize_row(
     tokenizer: PreTrainedTokenizerBase, prompt: list[dict[str, Any]], completion: list[dict]
 ) -> tuple[list[int], int]:
     """Token ids of prompt + completion and where the completion starts (as TRL does it)."""
+    from trl.data_utils import common_prefix_length
+
     prompt_ids = _chat_ids(tokenizer, prompt, add_generation_prompt=True)
     ids = _chat_ids(tokenizer, prompt + completion, add_generation_prompt=False)
-    start = 0
-    for a, b in zip(prompt_ids, ids, strict=False):
-        if a != b:
-            break
-        start += 1
-    return ids, start
+    return ids, common_prefix_length(prompt_ids, ids)
 
 
 def _chat_ids(
