@@ -1,4 +1,4 @@
-"""Training that means something, on the CPU demo model (slow: ~32 minutes on 2 cores).
+"""Training that means something, on the CPU demo model (slow: ~42 minutes on 2 cores).
 
 Real data (scripted simulation of every hand-written scenario, `compact` context), the real
 recipes under `accelerate launch` with the SmolLM2-135M demo configs, and the L-1 evaluation
@@ -6,14 +6,16 @@ of `mads-bench demo` on held-out conversations:
 
 - SFT must raise held-out L-1 action-type recall (macro) and Pre-Act format validity over the
   untrained model on the same steps;
-- GRPO from the SFT adapter, on a fixed pair of training prompts revisited every epoch, must
-  end with a higher mean total reward (action + tool + semantic) than it started with, on a
-  fixed seed: the same prompts are scored early and late, so the rise is the policy's.
+- GRPO from the SFT adapter, on one fixed training prompt revisited at every step (8 sampled
+  completions per step, fixed seed), must end with a higher mean total reward (action + tool
+  + semantic) than its first step, which samples the SFT policy before any update: the prompt
+  is the same throughout, so the rise is the policy's.
 
 Both tests print their figures (`pytest -s` shows them). Last run (2026-12-01, 40 merged SFT
-updates): SFT passed, recall 0.219 -> 0.369 and validity 0.593 -> 0.778 on 27 held-out steps;
-GRPO failed, rewards per step [0.25, 0.551, 0.33, 0.25, 0.291, 0.0] (first epoch 0.400 ->
-last 0.146): six CPU steps of 4 sampled completions are too few to tell a rise from the noise.
+updates, 42 min): both passed. SFT: recall 0.219 -> 0.369 and validity 0.593 -> 0.778 on 27
+held-out steps. GRPO: rewards per step [0.756, 1.187, 1.155, 1.204, 1.24, 1.238] (first step
+0.756 -> last 3 steps 1.227; 180 s/step). The earlier design (two prompts, 4 completions, 6
+steps) failed and passed by chance: one of its prompts gave every completion 0 reward.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ pytestmark = pytest.mark.slow
 
 EVAL_CONVERSATIONS = 4
 SFT_STEPS = 40  # the demo's 30 plus a third: this test can afford it
-GRPO_PROMPTS, GRPO_EPOCHS = 2, 3
+GRPO_STEPS, GRPO_GENERATIONS, GRPO_LATE_STEPS = 6, 8, 3
 
 
 @pytest.fixture(scope="module")
@@ -75,28 +77,48 @@ def test_sft_improves_held_out_action_recall_and_format_validity(dataset, sft_ad
     assert validity[1] > validity[0]
 
 
-def test_grpo_mean_reward_rises_on_revisited_prompts(dataset, sft_adapter):
-    out = dataset.parent / "grpo"
+@pytest.fixture(scope="module")
+def grpo_prompt(dataset: Path) -> Path:
+    """A one-row `grpo` dataset: the first `say` step of the training split, revisited.
+
+    A `say` step has a dense reward (action type plus semantic similarity to the gold reply),
+    so each group of completions differs in reward and every step has an advantage to learn
+    from; the first `tool` step of this data gets 0 for all 8 completions (they loop in the
+    arguments), and a group with no spread teaches nothing.
+    """
+    from datasets import DatasetDict
+
+    from mads_bench.datasets import load_mads_dataset
+
+    train = load_mads_dataset(str(dataset), "grpo", split="train")
+    row = train["gold_action_type"].index("say")
+    folder = dataset.parent / "grpo_prompt"
+    DatasetDict({"train": train.select([row])}).save_to_disk(str(folder / "grpo"))
+    return folder
+
+
+def test_grpo_mean_reward_rises_on_a_revisited_prompt(grpo_prompt, sft_adapter):
+    out = grpo_prompt.parent / "grpo"
     summary = run_recipe(
-        "recipes/grpo.py", "recipes/smollm2-135m/grpo/config_demo.yaml", dataset, out,
+        "recipes/grpo.py", "recipes/smollm2-135m/grpo/config_demo.yaml", grpo_prompt, out,
         extra_args=[
             "--sft_adapter_path", str(sft_adapter), "--report_to", "none",
-            "--max_train_samples", str(GRPO_PROMPTS),
-            "--max_steps", str(GRPO_PROMPTS * GRPO_EPOCHS),
-            "--num_generations", "4", "--gradient_accumulation_steps", "4",
-            "--steps_per_generation", "4", "--learning_rate", "1e-4",
+            "--max_steps", str(GRPO_STEPS), "--num_generations", str(GRPO_GENERATIONS),
+            "--gradient_accumulation_steps", str(GRPO_GENERATIONS),
+            "--steps_per_generation", str(GRPO_GENERATIONS),
+            "--learning_rate", "3e-4", "--lr_scheduler_type", "constant",
         ],
         echo=False,
     )  # fmt: skip
     rewards = summary["rewards"]
-    first = statistics.mean(rewards[:GRPO_PROMPTS])  # first epoch: each prompt once
-    last = statistics.mean(rewards[-GRPO_PROMPTS:])  # last epoch: the same prompts again
+    first = rewards[0]  # sampled from the SFT policy, before any GRPO update
+    late = statistics.mean(rewards[-GRPO_LATE_STEPS:])
     state = json.loads((out / "trainer_state.json").read_text())
     print(
         f"\nGRPO mean total reward per step: {[round(r, 3) for r in rewards]} "
-        f"(first epoch {first:.3f} -> last epoch {last:.3f}, "
+        f"(first step {first:.3f} -> last {GRPO_LATE_STEPS} steps {late:.3f}, "
         f"{summary['seconds_per_step']} s/step, {state['global_step']} steps)",
         file=sys.stderr,
     )
-    assert len(rewards) == GRPO_PROMPTS * GRPO_EPOCHS
-    assert last > first
+    assert len(rewards) == GRPO_STEPS
+    assert late > first
