@@ -15,10 +15,12 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from mads_bench.errors import MadsBenchError
+
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-class CatalogError(ValueError):
+class CatalogError(MadsBenchError, ValueError):
     """A data file is malformed: carries the file, the field path and the reason."""
 
     def __init__(self, path: Path | str, field: str, reason: str) -> None:

@@ -39,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mads_bench.errors import MadsBenchError
 from mads_bench.model_builders import (
     _MINILM_PACKAGE,
     _SMOLLM2_PACKAGE,
@@ -77,7 +78,7 @@ DEFAULT_CACHE_DIR = Path("~/.cache/mads-bench/models")
 MARKER_FILE = ".complete"
 
 
-class ModelNotFoundError(FileNotFoundError):
+class ModelNotFoundError(MadsBenchError, FileNotFoundError):
     """A model name, path or Hub id not found locally; the message says how to fix it."""
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 from types import TracebackType
 
 from mads_bench.data_model import Trajectory
+from mads_bench.errors import MadsBenchError
 
 
-class TrajectoryFileError(ValueError):
+class TrajectoryFileError(MadsBenchError, ValueError):
     """A trajectory file is corrupt somewhere other than its last line."""
 
 

@@ -11,12 +11,12 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 from mads_bench.cli import atod_generate
+from mads_bench.cli.output import print_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -111,7 +111,7 @@ def run_score(args: argparse.Namespace) -> int:
     if args.json:
         if not args.per_dialogue:
             report.pop("per_dialogue")
-        print(json.dumps(report, indent=2))
+        print_json(args, report)
     else:
         print(render_markdown(report), end="")
         if args.judge_metrics:

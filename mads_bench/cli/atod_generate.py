@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from mads_bench.cli.output import print_json
+
 DEFAULT_SGD = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd" / "train"
 ).resolve()
@@ -82,7 +84,7 @@ def run_generate(args: argparse.Namespace) -> int:
         return 2
     paths = save_result(result, args.out)
     if args.json:
-        print(paths["report"].read_text(), end="")
+        print_json(args, json.loads(paths["report"].read_text()))
     else:
         source = f"{result.corpus_dialogues} SGD dialogues from {args.sgd}"
         print(render_statistics(result.statistics, source=source))

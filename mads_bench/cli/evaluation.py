@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from mads_bench.cli.output import print_json
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
@@ -110,7 +112,10 @@ def _emit(report, args: argparse.Namespace) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(data, indent=2))
-    print(json.dumps(data, indent=2) if args.json else report.to_markdown())
+    if args.json:
+        print_json(args, data)
+    else:
+        print(report.to_markdown())
     return 0
 
 

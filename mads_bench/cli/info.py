@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from typing import Any
 
 from mads_bench.catalog import domain_names, load_domain, load_personas
+from mads_bench.cli.output import print_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def collect(include_mock: bool = False) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     data = collect(args.include_mock)
     if args.json:
-        print(json.dumps(data, indent=2))
+        print_json(args, data)
         return 0
     print("| domain | tools (read/write) | scenarios (normal/unhappy/impossible) |")
     print("| --- | --- | --- |")

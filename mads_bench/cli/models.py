@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from mads_bench import models
+from mads_bench.cli.output import print_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -47,7 +47,7 @@ def run_setup(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     rows = models.list_models()
     if args.json:
-        print(json.dumps(rows, indent=2, default=str))
+        print_json(args, rows)
         return 0
     for row in rows:
         state = f"{row['size_mb']:.0f} MB" if row["installed"] else "not installed"

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mads_bench.datasets.build import CONFIG_NAMES
+from mads_bench.errors import MadsBenchError
 
 if TYPE_CHECKING:
     from datasets import Dataset, DatasetDict
 
 
-class HubError(RuntimeError):
+class HubError(MadsBenchError, RuntimeError):
     """Publishing to or loading from the Hub failed, or cannot be attempted."""
 
 

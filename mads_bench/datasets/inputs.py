@@ -16,9 +16,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from mads_bench.data_model import Trajectory
+from mads_bench.errors import MadsBenchError
 
 
-class DatasetBuildError(ValueError):
+class DatasetBuildError(MadsBenchError, ValueError):
     """Bad input to the dataset builder (missing file, malformed line, nothing usable)."""
 
 

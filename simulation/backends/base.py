@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mads_bench.errors import MadsBenchError
 from simulation.backends.registry import Message
 
 __all__ = ["BackendError", "BaseChatBackend", "truncate_at_stop", "validate_conversations"]
 
 
-class BackendError(RuntimeError):
+class BackendError(MadsBenchError, RuntimeError):
     """A backend could not produce a reply (server errors after retries, missing model, ...)."""
 
 

@@ -28,6 +28,7 @@ import json
 from typing import Any
 
 from mads_bench.data_model import Message, ToolCall, ToolResult, Trajectory
+from mads_bench.errors import MadsBenchError
 from mads_bench.pre_act import Action, PreActParseError, PreActStep, parse_step, render_step
 from simulation.agents.prompts import ASSISTANT_RULES, STEP_FORMATS
 from simulation.importers.narration import (
@@ -43,7 +44,7 @@ ROLES = ("human", "gpt", "function_call", "observation")
 THINK_TOOL = "think"
 
 
-class ImportProblem(ValueError):
+class ImportProblem(MadsBenchError, ValueError):
     """A source record that cannot be converted (the message names where and why)."""
 
 
