@@ -40,7 +40,8 @@ def check_outputs(
         inputs (`Mapping[str, Path | Iterable[Path] | None]`): flag -> input path(s).
         outputs (`Mapping[str, Path | None]`): flag -> output path (`None` = not given).
         folders (`Iterable[str]`): the output flags that name a folder the command fills or
-            replaces: an input anywhere inside it is refused too.
+            replaces: an input anywhere inside it is refused too. An input folder is read as
+            its ``*.jsonl`` files, so a ``.jsonl`` output directly inside it is refused.
 
     Raises:
         `UsageError`: naming both flags and the path.
@@ -64,6 +65,15 @@ def check_outputs(
             continue
         out = Path(out)
         for in_flag, source in named_inputs:
+            if (
+                source.is_dir()
+                and out.parent.resolve() == source.resolve()
+                and out.suffix == ".jsonl"
+            ):
+                raise UsageError(
+                    f"{flag} {out} is in the input folder {in_flag} {source}, whose *.jsonl files "
+                    "are all read as input; choose another path"
+                )
             if _same(out, source) or (flag in folders and _inside(source, out)):
                 relation = "is also" if _same(out, source) else "holds"
                 raise UsageError(

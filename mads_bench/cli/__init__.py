@@ -94,7 +94,10 @@ def _stdout_for(args: argparse.Namespace) -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as done:  # --help, or argparse's own one-line usage error
+        return int(done.code or 0)
     try:
         with _stdout_for(args):
             return int(args.handler(args) or 0)

@@ -11,8 +11,10 @@ Example::
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
+from mads_bench.cli.args import unit_interval
+from mads_bench.files import check_outputs
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,7 +35,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     build.add_argument("--out", type=Path, required=True, help="Output folder.")
     build.add_argument(
         "--test-size",
-        type=float,
+        type=unit_interval,
         default=None,
         help="Share of non-held-out scenarios in test (default 0.33: with one of six domains "
         "held out, ~44%% test like the paper's 106/83).",
@@ -42,7 +44,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--held-out-domain",
         action="append",
         default=None,
-        help="Domain only in test (repeatable; default home_services; 'none' for no domain).",
+        help="Domain only in test (repeatable; it must occur in the data; default "
+        "home_services where present; 'none' for no domain).",
     )
     build.add_argument("--seed", type=int, default=0, help="Split seed (default 0).")
     build.add_argument(
@@ -76,34 +79,22 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run_build(args: argparse.Namespace) -> int:
     import datasets
 
-    from mads_bench.datasets import (
-        DEFAULT_HELD_OUT,
-        DEFAULT_TEST_SIZE,
-        DatasetBuildError,
-        build_dataset,
-        save_dataset,
-    )
+    from mads_bench.datasets import DEFAULT_TEST_SIZE, build_dataset, save_dataset
 
-    held = args.held_out_domain if args.held_out_domain is not None else list(DEFAULT_HELD_OUT)
-    held = [d for d in held if d.lower() != "none"]
-    test_size = DEFAULT_TEST_SIZE if args.test_size is None else args.test_size
-    if not 0.0 <= test_size <= 1.0:
-        print(f"error: --test-size must be in [0, 1], got {test_size}", file=sys.stderr)
-        return 2
+    held = args.held_out_domain
+    if held is not None:
+        held = [d for d in held if d.lower() != "none"]
+    check_outputs({"--trajectories": args.trajectories}, {"--out": args.out}, folders=["--out"])
     datasets.disable_progress_bars()
-    try:
-        built = build_dataset(
-            args.trajectories,
-            test_size=test_size,
-            held_out_domains=held,
-            seed=args.seed,
-            include_unvalidated=args.include_unvalidated,
-            context=args.context,
-        )
-        save_dataset(built, args.out, overwrite=args.overwrite)
-    except (DatasetBuildError, FileExistsError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    built = build_dataset(
+        args.trajectories,
+        test_size=DEFAULT_TEST_SIZE if args.test_size is None else args.test_size,
+        held_out_domains=held,
+        seed=args.seed,
+        include_unvalidated=args.include_unvalidated,
+        context=args.context,
+    )
+    save_dataset(built, args.out, overwrite=args.overwrite)
     report = built.report
     print(report.selection.summary())
     print(f"{report.excluded_steps} assistant step(s) with parse problems left out of sft/grpo")
@@ -123,14 +114,10 @@ def run_build(args: argparse.Namespace) -> int:
 def run_push(args: argparse.Namespace) -> int:
     import datasets
 
-    from mads_bench.datasets import HubError, push_dataset
+    from mads_bench.datasets import push_dataset
 
     datasets.disable_progress_bars()
-    try:
-        result = push_dataset(args.dataset, args.repo_id, private=args.private)
-    except (HubError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    result = push_dataset(args.dataset, args.repo_id, private=args.private)
     print(f"pushed to {result['url']}")
     for name, sizes in result["configs"].items():
         print(f"  {name}: " + ", ".join(f"{split} {n}" for split, n in sizes.items()))

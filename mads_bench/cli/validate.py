@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from mads_bench.cli.args import positive_int
+from mads_bench.errors import UsageError
+from mads_bench.files import atomic_write_text, check_outputs
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -28,7 +31,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Stream trajectories through the MADS validator; write accepted and "
         "rejected trajectories (with verdicts) to separate JSONL files and print a summary.",
     )
-    parser.add_argument("--trajectories", type=Path, required=True, help="Input JSONL.")
+    parser.add_argument(
+        "--trajectories",
+        type=Path,
+        required=True,
+        help="Input JSONL, or a folder of them (e.g. a `simulate --out` folder).",
+    )
     parser.add_argument("--out-accepted", type=Path, required=True, help="Accepted JSONL.")
     parser.add_argument("--out-rejected", type=Path, required=True, help="Rejected JSONL.")
     parser.add_argument(
@@ -46,7 +54,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--resume", action="store_true", help="Skip ids already in the output files."
     )
     parser.add_argument(
-        "--chunk-size", type=int, default=32, help="Trajectories per embedding/judge batch."
+        "--chunk-size",
+        type=positive_int,
+        default=32,
+        help="Trajectories per embedding/judge batch.",
     )
     parser.add_argument("--report", type=Path, help="Also write the summary as JSON here.")
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
@@ -90,10 +101,11 @@ def summarise(verdicts: list[dict], seconds: float) -> dict:
     }
 
 
-def _print_summary(summary: dict, skipped: int) -> None:
+def _print_summary(summary: dict) -> None:
     rate = summary["acceptance_rate"]
     print(
-        f"\n{summary['validated']} validated ({skipped} already there): "
+        f"\n{summary['validated']} validated ({summary['already_stored']} already in the outputs, "
+        f"{summary['duplicate_ids']} duplicate ids skipped): "
         f"{summary['accepted']} accepted, {summary['rejected']} rejected"
         + (f" ({rate:.1%} accepted)" if rate is not None else "")
         + f", {summary['conversations_per_second']} conversations/s"
@@ -112,15 +124,19 @@ def _print_summary(summary: dict, skipped: int) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from simulation.trajectory_io import TrajectoryFileError, TrajectoryWriter, read_trajectories
+    from mads_bench.datasets.inputs import trajectory_files
+    from simulation.trajectory_io import TrajectoryWriter, read_trajectories
     from simulation.validator import validate_trajectories
 
-    if not args.trajectories.is_file():
-        print(f"error: {args.trajectories}: no such file", file=sys.stderr)
-        return 2
-    if args.chunk_size < 1:
-        print("error: --chunk-size must be >= 1", file=sys.stderr)
-        return 2
+    files = trajectory_files([args.trajectories])
+    check_outputs(
+        {"--trajectories": [args.trajectories, *files], "--scenarios": args.scenarios},
+        {
+            "--out-accepted": args.out_accepted,
+            "--out-rejected": args.out_rejected,
+            "--report": args.report,
+        },
+    )
     if not args.resume:
         for path in (args.out_accepted, args.out_rejected):
             if path.is_file():
@@ -133,36 +149,39 @@ def run_validate(args: argparse.Namespace) -> int:
     scenarios = _scenarios(args.scenarios)
     accepted = TrajectoryWriter(args.out_accepted, resume=True)
     rejected = TrajectoryWriter(args.out_rejected, resume=True)
-    done = accepted.ids | rejected.ids
-    skipped = 0
+    for writer in (accepted, rejected):
+        if writer.repaired_bytes:
+            print(f"{writer.path}: cut a torn last line ({writer.repaired_bytes} bytes)")
+    stored = accepted.ids | rejected.ids
+    seen: set[str] = set()
+    counts = Counter()
 
     def todo():
-        nonlocal skipped
-        for trajectory in read_trajectories(args.trajectories):
-            if trajectory.id in done:
-                skipped += 1
+        for trajectory in (t for path in files for t in read_trajectories(path)):
+            if trajectory.id in seen:
+                counts["duplicate"] += 1  # a duplicate id in the input is validated once
                 continue
-            done.add(trajectory.id)  # a duplicate id in the input is validated once
+            seen.add(trajectory.id)
+            if trajectory.id in stored:
+                counts["stored"] += 1
+                continue
             yield trajectory
 
     verdicts: list[tuple[str, dict]] = []
     start = time.perf_counter()
-    try:
-        with accepted, rejected, tqdm(desc="validate", disable=args.no_progress) as bar:
-            stream = validate_trajectories(
-                todo(), scenarios, judge=judge, chunk_size=args.chunk_size
-            )
-            for trajectory in stream:
-                (accepted if trajectory.verdict["passed"] else rejected).write(trajectory)
-                verdicts.append((trajectory.complexity, trajectory.verdict))
-                bar.update()
-    except TrajectoryFileError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    with accepted, rejected, tqdm(desc="validate", disable=args.no_progress) as bar:
+        stream = validate_trajectories(todo(), scenarios, judge=judge, chunk_size=args.chunk_size)
+        for trajectory in stream:
+            (accepted if trajectory.verdict["passed"] else rejected).write(trajectory)
+            verdicts.append((trajectory.complexity, trajectory.verdict))
+            bar.update()
+    if not verdicts and not counts:
+        raise UsageError(f"--trajectories {args.trajectories}: holds no trajectory")
     summary = summarise(verdicts, time.perf_counter() - start)
     summary["judge"] = getattr(judge, "spec", None) or "rules"
-    _print_summary(summary, skipped)
+    summary["already_stored"] = counts["stored"]
+    summary["duplicate_ids"] = counts["duplicate"]
+    _print_summary(summary)
     if args.report:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(json.dumps(summary, indent=2) + "\n")
+        atomic_write_text(args.report, json.dumps(summary, indent=2) + "\n")
     return 0

@@ -45,6 +45,7 @@ from mads_bench.datasets.splits import (
     scenario_table,
     split_scenarios,
 )
+from mads_bench.files import atomic_write_text
 from mads_bench.pre_act import PreActParseError, canonical_json, parse_step
 
 CONFIG_NAMES = ("trajectories", "sft", "grpo")
@@ -206,11 +207,24 @@ def _to_dataset(rows: list[dict[str, Any]], features: Features) -> Dataset:
     return Dataset.from_dict({name: [row[name] for row in rows] for name in features}, features)
 
 
+def _held_out(requested: Iterable[str] | None, present: set[str]) -> list[str]:
+    if requested is None:
+        return sorted(present.intersection(DEFAULT_HELD_OUT))
+    held = sorted(set(requested))
+    missing = [name for name in held if name not in present]
+    if missing:
+        raise DatasetBuildError(
+            f"--held-out-domain {', '.join(missing)}: no used trajectory has this domain "
+            f"(domains in the data: {', '.join(sorted(present))})"
+        )
+    return held
+
+
 def build_dataset(
     inputs: Sequence[str | Path] | str | Path | Iterable[Trajectory],
     *,
     test_size: float = DEFAULT_TEST_SIZE,
-    held_out_domains: Iterable[str] = DEFAULT_HELD_OUT,
+    held_out_domains: Iterable[str] | None = None,
     seed: int = 0,
     include_unvalidated: bool = False,
     context: str = "full",
@@ -221,7 +235,9 @@ def build_dataset(
         inputs: trajectory JSONL files / folders, or already loaded trajectories (these are
             selected by the same verdict rule).
         test_size (`float`): share of non-held-out scenarios in test (see `splits`).
-        held_out_domains (`Iterable[str]`): domains that are test only.
+        held_out_domains (`Iterable[str]`, *optional*): domains that are test only; each must
+            occur in the data (a misspelt name would otherwise leave that domain in train
+            while the card calls it held out). Default: `DEFAULT_HELD_OUT` where present.
         seed (`int`): split seed.
         include_unvalidated (`bool`): also use trajectories without a verdict.
         context (`str`): step prompts ``full`` (as simulated) or ``compact`` (for small
@@ -251,7 +267,7 @@ def build_dataset(
         table = scenario_table((t.scenario_id, t.domain, t.complexity) for t in selection.used)
     except ValueError as err:
         raise DatasetBuildError(str(err)) from None
-    held = sorted(set(held_out_domains))
+    held = _held_out(held_out_domains, {t.domain for t in selection.used})
     split_of = split_scenarios(table, test_size=test_size, held_out_domains=held, seed=seed)
     rows: dict[str, dict[str, list]] = {c: {s: [] for s in SPLITS} for c in CONFIG_NAMES}
     report = BuildReport(selection, split_of, test_size, held, seed, context)
@@ -287,5 +303,5 @@ def save_dataset(built: BuiltDataset, out_dir: str | Path, *, overwrite: bool = 
         # `datasets` cannot load an empty split back, so an empty split is not written.
         splits = {s: data for s, data in built.configs[name].items() if len(data)}
         DatasetDict(splits).save_to_disk(str(out / name))
-    (out / "README.md").write_text(built.card, encoding="utf-8")
+    atomic_write_text(out / "README.md", built.card)
     return out

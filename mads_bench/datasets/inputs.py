@@ -23,11 +23,25 @@ class DatasetBuildError(MadsBenchError, ValueError):
     """Bad input to the dataset builder (missing file, malformed line, nothing usable)."""
 
 
+def is_scenario_file(path: Path) -> bool:
+    """Whether a file in a run folder holds scenarios, not trajectories.
+
+    ``mads-bench simulate`` writes the scenarios it generated next to the trajectories, as
+    ``scenarios.jsonl`` or ``<stem>.scenarios.jsonl``; a folder input skips them.
+
+    Example:
+        >>> is_scenario_file(Path("run/scenarios.jsonl")), is_scenario_file(Path("run/t.jsonl"))
+        (True, False)
+    """
+    return path.name == "scenarios.jsonl" or path.name.endswith(".scenarios.jsonl")
+
+
 def trajectory_files(paths: Iterable[str | Path]) -> list[Path]:
     """Expand the inputs into JSONL files (a folder gives its ``*.jsonl``, sorted).
 
     Args:
-        paths (`Iterable[str | Path]`): files or folders.
+        paths (`Iterable[str | Path]`): files or folders (a folder gives its ``*.jsonl`` but
+            the scenario files ``simulate`` writes beside them).
 
     Returns:
         `list[Path]`: the files, in the order given.
@@ -39,7 +53,7 @@ def trajectory_files(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = sorted(path.glob("*.jsonl"))
+            found = [p for p in sorted(path.glob("*.jsonl")) if not is_scenario_file(p)]
             if not found:
                 raise DatasetBuildError(f"{path}: folder holds no *.jsonl trajectory files")
             files.extend(found)

@@ -58,7 +58,9 @@ def test_resume_skips_and_rerun_is_idempotent(tmp_path, transfer, capsys):
     first = (tmp_path / "a.jsonl").read_text(), (tmp_path / "r.jsonl").read_text()
     # --resume: both ids are already decided, nothing is validated again
     assert main(_args(tmp_path, inputs, "--resume")) == 0
-    assert "0 validated (2 already there)" in capsys.readouterr().out
+    assert (
+        "0 validated (2 already in the outputs, 0 duplicate ids skipped)" in capsys.readouterr().out
+    )
     # a plain rerun replaces the outputs with identical files
     main(_args(tmp_path, inputs))
     assert ((tmp_path / "a.jsonl").read_text(), (tmp_path / "r.jsonl").read_text()) == first
@@ -67,4 +69,4 @@ def test_resume_skips_and_rerun_is_idempotent(tmp_path, transfer, capsys):
 def test_missing_input_is_a_clear_error(tmp_path, capsys):
     # exit status 2 and the path in the message
     assert main(_args(tmp_path, tmp_path / "nope.jsonl")) == 2
-    assert "nope.jsonl: no such file" in capsys.readouterr().err
+    assert "nope.jsonl: no such trajectory file or folder" in capsys.readouterr().err
