@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
@@ -150,12 +151,57 @@ def generate_scenarios(
     Returns:
         Scenarios that pass the same checks as the hand-written ones.
     """
+    rng = random.Random(f"{domain.name}:{seed}")
+    return _generate(domain, _stratify(n, mix or DEFAULT_MIX, rng), rng, seed)
+
+
+def generate_for_domains(
+    domains: Sequence[Domain],
+    n: int,
+    seed: int = 0,
+    mix: dict[str, float] | None = None,
+) -> list[Scenario]:
+    """Generate ``n`` scenarios spread over ``domains``, complexity stratified over all of them.
+
+    Each domain gets ``n // len(domains)`` scenarios, the first ``n % len(domains)`` one more.
+    The mix is applied to the whole run, not domain by domain: six scenarios over six domains
+    still include an impossible one at the default mix.
+
+    Args:
+        domains: loaded domain packs with a ``tasks.yaml``.
+        n: number of scenarios in all.
+        seed: RNG seed; the same seed gives the same scenarios.
+        mix: share per complexity, normalised.
+
+    Returns:
+        The scenarios, domain by domain in the order given.
+
+    Example:
+        >>> from mads_bench.catalog import load_domain
+        >>> run = generate_for_domains([load_domain("mock")], 4, seed=0)
+        >>> sorted({s.complexity for s in run})
+        ['impossible', 'normal', 'unhappy']
+    """
+    if not domains:
+        raise ValueError("generate_for_domains needs at least one domain")
+    order = _stratify(n, mix or DEFAULT_MIX, random.Random(f"run:{seed}"))
+    share, extra = divmod(n, len(domains))
+    scenarios, start = [], 0
+    for position, domain in enumerate(domains):
+        size = share + (position < extra)
+        rng = random.Random(f"{domain.name}:{seed}")
+        scenarios += _generate(domain, order[start : start + size], rng, seed)
+        start += size
+    return scenarios
+
+
+def _generate(
+    domain: Domain, complexities: list[str], rng: random.Random, seed: int
+) -> list[Scenario]:
     templates = load_task_templates(domain)
     if not templates:
         raise ValueError(f"domain {domain.name!r} has no task templates (tasks.yaml)")
-    rng = random.Random(f"{domain.name}:{seed}")
     personas = _personas_for(domain.name)
-    complexities = _stratify(n, mix or DEFAULT_MIX, rng)
     if "impossible" in complexities and not any(t.impossible for t in templates):
         raise ValueError(f"domain {domain.name!r} has no template with an impossible variant")
     scenarios = []

@@ -18,7 +18,10 @@ import argparse
 import math
 from collections.abc import Callable
 
+from mads_bench.errors import UsageError
+
 __all__ = [
+    "backend_from_flag",
     "non_negative_float",
     "non_negative_int",
     "positive_float",
@@ -63,3 +66,20 @@ non_negative_int = _integer(0)
 positive_float = _real(0.0, math.inf, open_low=True)
 non_negative_float = _real(0.0, math.inf)
 unit_interval = _real(0.0, 1.0)
+
+
+def backend_from_flag(flag: str, spec: str, **options):
+    """Build the backend a flag names; a malformed or unknown spec is a `UsageError`.
+
+    Example:
+        >>> backend_from_flag("--judge", "nonsense:x")
+        Traceback (most recent call last):
+        ...
+        mads_bench.errors.UsageError: --judge nonsense:x: Unknown backend spec ...
+    """
+    from simulation.backends import get_backend
+
+    try:
+        return get_backend(spec, **options)
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"{flag} {spec}: {err}") from None

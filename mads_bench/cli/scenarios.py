@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 from mads_bench.catalog import check_scenario, domain_names, load_domain
+from mads_bench.cli.args import non_negative_float, positive_int
 from mads_bench.data_model import Scenario, ToolCall
+from mads_bench.errors import UsageError
+from mads_bench.files import atomic_write_text
 from mads_bench.generator import DEFAULT_MIX, generate_scenarios
-from mads_bench.loading import load_models
+from mads_bench.loading import CatalogError, load_models
 from simulation.tool_backend import ToolBackend
 
 
@@ -34,7 +37,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="Generate valid scenarios from a domain's task templates (seeded).",
     )
     gen.add_argument("--domain", required=True, choices=domain_names(), help="Domain pack.")
-    gen.add_argument("--num", type=int, default=20, help="How many scenarios (default 20).")
+    gen.add_argument(
+        "--num", type=positive_int, default=20, help="How many scenarios (default 20)."
+    )
     gen.add_argument("--seed", type=int, default=0, help="RNG seed (default 0).")
     gen.add_argument(
         "--mix",
@@ -66,9 +71,11 @@ def parse_mix(text: str) -> dict[str, float]:
         if not sep or key.strip() not in DEFAULT_MIX:
             raise argparse.ArgumentTypeError(f"bad mix entry {part!r}; keys: {list(DEFAULT_MIX)}")
         try:
-            mix[key.strip()] = float(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"bad share {value!r} for {key}") from None
+            mix[key.strip()] = non_negative_float(value)
+        except argparse.ArgumentTypeError as err:
+            raise argparse.ArgumentTypeError(f"share of {key.strip()}: {err}") from None
+    if not sum(mix.values()) > 0:
+        raise argparse.ArgumentTypeError(f"shares must not all be 0: {text!r}")
     return mix
 
 
@@ -84,7 +91,15 @@ def run_list(args: argparse.Namespace) -> int:
 def load_scenario_file(path: Path) -> list[Scenario]:
     """Scenarios from YAML / JSON list / JSONL, each cross-checked against its domain."""
     scenarios = load_models(path, Scenario)
+    first_at: dict[str, int] = {}
     for index, scenario in enumerate(scenarios):
+        if scenario.id in first_at:
+            raise CatalogError(
+                path,
+                f"[{index}].id",
+                f"duplicate id {scenario.id!r} (first at [{first_at[scenario.id]}])",
+            )
+        first_at[scenario.id] = index
         check_scenario(load_domain(scenario.domain), scenario, path, f"[{index}]")
     return scenarios
 
@@ -99,8 +114,7 @@ def run_generate(args: argparse.Namespace) -> int:
     scenarios = generate_scenarios(load_domain(args.domain), args.num, args.seed, args.mix)
     lines = "".join(s.model_dump_json() + "\n" for s in scenarios)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(lines)
+        atomic_write_text(args.out, lines)
         print(f"wrote {len(scenarios)} scenarios to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(lines)
@@ -112,8 +126,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.id:
         scenarios = [s for s in scenarios if s.id == args.id]
         if not scenarios:
-            print(f"error: no scenario with id {args.id!r}", file=sys.stderr)
-            return 2
+            raise UsageError(f"--id {args.id}: no such scenario")
     calls = failures = injected = 0
     for scenario in scenarios:
         backend = ToolBackend(scenario, seed=args.seed)

@@ -4,9 +4,10 @@ Scenario sources (pick one):
 
 - default: the hand-written scenarios of ``--domain`` (repeatable; default all six, no mock);
 - ``--num-scenarios N``: N scenarios from the seeded generator (seed = ``--seed``, complexity
-  ``--mix``) spread over the ``--domain`` s: each gets ``N // D``, the first ``N % D`` one
-  more. ``--with-hand-written`` adds the hand-written ones in front. The generated scenarios
-  are also written next to the output (``scenarios.jsonl``) for ``validate --scenarios``;
+  ``--mix``, stratified over the whole run) spread over the ``--domain`` s: each gets
+  ``N // D``, the first ``N % D`` one more. ``--with-hand-written`` adds the hand-written
+  ones in front. The generated scenarios are also written next to the output
+  (``scenarios.jsonl``) for ``validate --scenarios``;
 - ``--scenarios FILE``: a scenario file.
 
 Every scenario runs ``-k`` times (repetitions). ``--shard i/n`` keeps conversation number j
@@ -26,13 +27,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections import Counter
 from pathlib import Path
 
 from mads_bench.catalog import domain_names
+from mads_bench.cli.args import backend_from_flag, positive_int
 from mads_bench.cli.scenarios import parse_mix
+from mads_bench.errors import UsageError
+from mads_bench.files import atomic_write_text, check_outputs
 from mads_bench.generator import DEFAULT_MIX
 
 _MIX_TEXT = ",".join(f"{k}={v}" for k, v in DEFAULT_MIX.items())
@@ -56,7 +59,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     source.add_argument("--scenarios", type=Path, help="Scenario file (YAML, JSON or JSONL).")
     parser.add_argument(
         "--num-scenarios",
-        type=int,
+        type=positive_int,
         help="Generate N scenarios (seeded by --seed) spread over the domains, instead of "
         "the hand-written ones.",
     )
@@ -74,7 +77,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--num-conversations-per-scenario",
         "-k",
-        type=int,
+        type=positive_int,
         default=1,
         help="Conversations per scenario (repetitions 0..K-1; default 1).",
     )
@@ -86,10 +89,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--style", choices=("pre_act", "react"), default="pre_act", help="Assistant step format."
     )
-    parser.add_argument("--max-turns", type=int, default=12, help="User-turn cap (default 12).")
+    parser.add_argument(
+        "--max-turns", type=positive_int, default=12, help="User-turn cap (default 12)."
+    )
     parser.add_argument(
         "--concurrency",
-        type=int,
+        type=positive_int,
         default=1,
         help="Conversations in flight (default 1). Threads for openai:/fake: agents, worker "
         "processes for scripted ones, always 1 for transformers:.",
@@ -130,7 +135,7 @@ def select_scenarios(args: argparse.Namespace) -> tuple[list, list]:
     """(all scenarios to run, the generated ones) for the parsed arguments."""
     from mads_bench.catalog import load_domain
     from mads_bench.cli.scenarios import load_scenario_file
-    from mads_bench.generator import generate_scenarios
+    from mads_bench.generator import generate_for_domains
 
     if args.scenarios:
         return load_scenario_file(args.scenarios), []
@@ -138,39 +143,34 @@ def select_scenarios(args: argparse.Namespace) -> tuple[list, list]:
     hand_written = [s for name in names for s in load_domain(name).scenarios]
     if args.num_scenarios is None:
         return hand_written, []
-    share, extra = divmod(args.num_scenarios, len(names))
-    generated = [
-        scenario
-        for position, name in enumerate(names)
-        for scenario in generate_scenarios(
-            load_domain(name), share + (position < extra), args.seed, args.mix
-        )
-    ]
+    packs = [load_domain(name) for name in names]
+    try:
+        generated = generate_for_domains(packs, args.num_scenarios, args.seed, args.mix)
+    except ValueError as err:
+        raise UsageError(f"--num-scenarios {args.num_scenarios}: {err}") from None
     return (hand_written if args.with_hand_written else []) + generated, generated
 
 
-def _write_scenarios(path: Path, scenarios: list) -> None:
-    # Atomic, since the shards of one run may share a folder and write the same file.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text("".join(s.model_dump_json() + "\n" for s in scenarios))
-    os.replace(temporary, path)
+def _open_writer(out: Path, resume: bool):
+    from simulation.trajectory_io import TrajectoryWriter
+
+    try:
+        return TrajectoryWriter(out, resume=resume)
+    except FileExistsError as err:
+        raise UsageError(f"--out {err}") from None
 
 
-def _check_args(args: argparse.Namespace) -> str | None:
-    if args.num_conversations_per_scenario < 1:
-        return "--num-conversations-per-scenario must be >= 1"
-    if args.concurrency < 1:
-        return "--concurrency must be >= 1"
+def _check_args(args: argparse.Namespace) -> None:
     if args.num_scenarios is not None and args.scenarios:
-        return "--num-scenarios generates scenarios; it cannot be combined with --scenarios"
-    if args.num_scenarios is not None and args.num_scenarios < 1:
-        return "--num-scenarios must be >= 1"
+        raise UsageError(
+            "--num-scenarios generates scenarios; it cannot be combined with --scenarios"
+        )
     if args.with_hand_written and args.num_scenarios is None:
-        return "--with-hand-written only applies with --num-scenarios"
+        raise UsageError("--with-hand-written only applies with --num-scenarios")
     if args.mix != DEFAULT_MIX and args.num_scenarios is None:
-        return "--mix only applies with --num-scenarios (hand-written scenarios fix their own)"
-    return None
+        raise UsageError(
+            "--mix only applies with --num-scenarios (hand-written scenarios fix their own)"
+        )
 
 
 def run_simulate(args: argparse.Namespace) -> int:
@@ -185,41 +185,40 @@ def run_simulate(args: argparse.Namespace) -> int:
         select_shard,
     )
     from simulation.runner import RunLimits, trajectory_id
-    from simulation.trajectory_io import TrajectoryWriter
 
-    problem = _check_args(args)
+    _check_args(args)
     try:
         shard = parse_shard(args.shard) if args.shard else None
-        executor = choose_executor(args.user, args.assistant, args.concurrency, args.executor)
-        scenarios, generated = select_scenarios(args)
     except ValueError as err:
-        problem = problem or str(err)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--shard {args.shard}: {err}") from None
+    try:
+        executor = choose_executor(args.user, args.assistant, args.concurrency, args.executor)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    backends = {
+        spec: backend_from_flag(flag, spec)
+        for flag, spec in (("--user", args.user), ("--assistant", args.assistant))
+        if spec != "scripted"
+    }
+    scenarios, generated = select_scenarios(args)
     out = output_path(args.out, shard)
+    scenario_file = out.parent / (
+        "scenarios.jsonl" if out.parent == args.out else f"{out.stem}.scenarios.jsonl"
+    )
+    check_outputs(
+        {"--scenarios": args.scenarios},
+        {"--out": out, "--out (generated scenarios)": scenario_file if generated else None},
+    )
+    writer = _open_writer(out, args.resume)
     if generated:
-        scenario_file = out.parent / (
-            "scenarios.jsonl" if out.parent == args.out else f"{out.stem}.scenarios.jsonl"
-        )
-        _write_scenarios(scenario_file, generated)
+        atomic_write_text(scenario_file, "".join(s.model_dump_json() + "\n" for s in generated))
         print(f"{len(generated)} generated scenarios in {scenario_file}", file=sys.stderr)
     jobs = plan_jobs(scenarios, args.num_conversations_per_scenario)
     if shard:
         jobs = select_shard(jobs, shard)
-    backends = {}
-    for spec in {args.user, args.assistant} - {"scripted"}:
-        from simulation.backends import get_backend
-
-        backends[spec] = get_backend(spec)
     settings = SimulationSettings(
         args.seed, args.user, args.assistant, args.style, RunLimits(max_turns=args.max_turns)
     )
-    try:
-        writer = TrajectoryWriter(out, resume=args.resume)
-    except FileExistsError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
     if writer.repaired_bytes:
         print(f"repaired a torn last line ({writer.repaired_bytes} bytes)", file=sys.stderr)
     todo = [j for j in jobs if trajectory_id(j.scenario.id, j.repetition, args.seed) not in writer]
