@@ -17,14 +17,47 @@ from typing import Any
 from evaluators.l1.core import L1Step
 from evaluators.l2.core import L2Step
 from evaluators.scoring import GoldAction
+from mads_bench.errors import MadsBenchError
+
+
+class PredictionsFileError(MadsBenchError, ValueError):
+    """A predictions file that cannot be scored: names the file, line and field."""
+
+
+_TEXT = {"type": ["string", "null"]}
+_INDEX = {"type": ["integer", "null"], "minimum": 0}
+ROW_SCHEMA = {
+    "type": "object",
+    "required": ["prediction"],
+    "properties": {
+        "prediction": {"type": ["string", "array", "object", "null"]},
+        "gold_action_type": _TEXT,
+        "gold_tool_name": _TEXT,
+        "gold_tool_arguments": {"type": ["string", "object", "null"]},
+        "gold_say": _TEXT,
+        "conversation_id": _TEXT,
+        "scenario_id": _TEXT,
+        "domain": _TEXT,
+        "complexity": _TEXT,
+        "turn_index": _INDEX,
+        "step_index": _INDEX,
+        "required_params": {"type": ["array", "null"], "items": {"type": "string"}},
+    },
+}
+"""JSON Schema of one predictions line: the fields the scorers read, with their types."""
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Read the JSONL rows, with errors naming the file and line.
+    """Read the JSONL rows, each checked against `ROW_SCHEMA`, with errors naming file and line.
 
     Raises:
-        `ValueError`: For a line that is not a JSON object or lacks ``prediction``.
+        `PredictionsFileError`: For a line that is not a JSON object of the schema, or a file
+            without any row.
     """
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    validator = Draft202012Validator(ROW_SCHEMA)
     rows = []
     with Path(path).open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
@@ -33,24 +66,31 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line)
             except ValueError as err:
-                raise ValueError(f"{path}:{number}: not JSON: {err}") from None
-            if not isinstance(row, dict) or "prediction" not in row:
-                raise ValueError(f"{path}:{number}: expected an object with a 'prediction' field")
+                raise PredictionsFileError(f"{path}:{number}: not JSON: {err}") from None
+            problem = best_match(validator.iter_errors(row))
+            if problem is not None:
+                field = ".".join(str(p) for p in problem.absolute_path) or "line"
+                raise PredictionsFileError(f"{path}:{number}: {field}: {problem.message[:200]}")
             row["_where"] = f"{path}:{number}"
             rows.append(row)
+    if not rows:
+        raise PredictionsFileError(f"{path}: holds no prediction rows")
     return rows
 
 
 def _gold(row: dict[str, Any]) -> GoldAction:
-    gold = GoldAction.from_columns(
-        row.get("gold_action_type"),
-        row.get("gold_tool_name"),
-        row.get("gold_tool_arguments"),
-        row.get("gold_say"),
-        where=row["_where"],
-    )
+    try:
+        gold = GoldAction.from_columns(
+            row.get("gold_action_type"),
+            row.get("gold_tool_name"),
+            row.get("gold_tool_arguments"),
+            row.get("gold_say"),
+            where=row["_where"],
+        )
+    except ValueError as err:
+        raise PredictionsFileError(str(err)) from None
     if gold is None:
-        raise ValueError(f"{row['_where']}: gold_action_type is missing")
+        raise PredictionsFileError(f"{row['_where']}: gold_action_type is missing")
     return gold
 
 
@@ -74,7 +114,7 @@ def l2_steps(rows: list[dict[str, Any]]) -> list[L2Step]:
     def conversation(row: dict[str, Any]) -> str:
         cid = row.get("conversation_id") or row.get("scenario_id")
         if not cid:
-            raise ValueError(f"{row['_where']}: needs conversation_id or scenario_id")
+            raise PredictionsFileError(f"{row['_where']}: needs conversation_id or scenario_id")
         return str(cid)
 
     def order(item: tuple[int, dict[str, Any]]) -> tuple:

@@ -13,7 +13,10 @@ import json
 import sys
 from pathlib import Path
 
+from mads_bench.cli.args import backend_from_flag, non_negative_int, positive_int
 from mads_bench.cli.output import print_json
+from mads_bench.errors import UsageError
+from mads_bench.files import atomic_write_text, check_outputs
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -37,9 +40,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         run.add_argument(
             "--style", choices=["pre_act", "react"], default="pre_act", help="Prompting style."
         )
-        run.add_argument("--limit", type=int, help="Only the first N steps.")
-        run.add_argument("--batch-size", type=int, default=8, help="Prompts per batch.")
-        run.add_argument("--max-new-tokens", type=int, default=256, help="Tokens per step.")
+        run.add_argument("--limit", type=positive_int, help="Only the first N steps.")
+        run.add_argument("--batch-size", type=positive_int, default=8, help="Prompts per batch.")
+        run.add_argument(
+            "--max-new-tokens", type=positive_int, default=256, help="Tokens per step."
+        )
         cmd.add_argument("--wandb-project", help="Log the report to this W&B project.")
         cmd.add_argument("--out", type=Path, help="Also write the JSON report here.")
         cmd.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
@@ -52,30 +57,31 @@ def register(commands: argparse._SubParsersAction) -> None:
         else:
             cmd.add_argument(
                 "--max-edit-distance",
-                type=int,
+                type=non_negative_int,
                 default=1,
                 help="Edits tolerated between tool names after case folding (default 1).",
             )
         cmd.set_defaults(handler=run_l1 if level == "l1" else run_l2)
 
 
-def _predict(args: argparse.Namespace) -> bool:
-    """Run ``--model`` over the split into ``--predictions``; False after a usage error."""
+def _predict(args: argparse.Namespace) -> None:
+    """Run ``--model`` over the split into ``--predictions`` (when ``--model`` is given)."""
+    check_outputs({"--predictions": args.predictions}, {"--out": args.out})
     if not args.model:
-        return True
+        return
     if not args.dataset:
-        print("error: --model needs --dataset", file=sys.stderr)
-        return False
+        raise UsageError("--model needs --dataset")
+    check_outputs({"--dataset": Path(args.dataset)}, {"--predictions": args.predictions})
     from evaluators.predict import predict_steps
     from mads_bench.datasets import load_mads_dataset
-    from simulation.backends import get_backend
 
+    backend = backend_from_flag("--model", args.model)
     rows = load_mads_dataset(args.dataset, "grpo", split=args.split)
     if args.limit is not None:
         rows = rows.select(range(min(args.limit, len(rows))))
     counts = predict_steps(
         rows,
-        get_backend(args.model),
+        backend,
         args.predictions,
         style=args.style,
         batch_size=args.batch_size,
@@ -85,7 +91,6 @@ def _predict(args: argparse.Namespace) -> bool:
         f"{counts['written']} predictions written, {counts['skipped']} already there",
         file=sys.stderr,
     )
-    return True
 
 
 def _log_wandb(data: dict, args: argparse.Namespace) -> None:
@@ -110,8 +115,7 @@ def _emit(report, args: argparse.Namespace) -> int:
     if args.wandb_project:
         _log_wandb(data, args)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(data, indent=2))
+        atomic_write_text(args.out, json.dumps(data, indent=2) + "\n")
     if args.json:
         print_json(args, data)
     else:
@@ -119,31 +123,13 @@ def _emit(report, args: argparse.Namespace) -> int:
     return 0
 
 
-def _rows(path: Path) -> list[dict] | None:
-    from evaluators.step_predictions import read_rows
-
-    try:
-        return read_rows(path)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return None
-
-
 def run_l1(args: argparse.Namespace) -> int:
     from evaluators.l1.core import score_l1
     from evaluators.similarity import SentenceSimilarity
-    from evaluators.step_predictions import l1_steps
+    from evaluators.step_predictions import l1_steps, read_rows
 
-    if not _predict(args):
-        return 2
-    rows = _rows(args.predictions)
-    if rows is None:
-        return 2
-    try:
-        steps = l1_steps(rows)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    _predict(args)
+    steps = l1_steps(read_rows(args.predictions))
     model = None if args.similarity_model.lower() == "none" else args.similarity_model
     similarity = None if model is None else SentenceSimilarity(model)
     return _emit(score_l1(steps, similarity=similarity), args)
@@ -151,16 +137,8 @@ def run_l1(args: argparse.Namespace) -> int:
 
 def run_l2(args: argparse.Namespace) -> int:
     from evaluators.l2.core import score_l2
-    from evaluators.step_predictions import l2_steps
+    from evaluators.step_predictions import l2_steps, read_rows
 
-    if not _predict(args):
-        return 2
-    rows = _rows(args.predictions)
-    if rows is None:
-        return 2
-    try:
-        report = score_l2(l2_steps(rows), max_edit_distance=args.max_edit_distance)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return _emit(report, args)
+    _predict(args)
+    steps = l2_steps(read_rows(args.predictions))
+    return _emit(score_l2(steps, max_edit_distance=args.max_edit_distance), args)
