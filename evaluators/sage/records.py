@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mads_bench.files import atomic_write_text
+
 FailureClass = Literal["IUV", "WNF", "PC", "UV"]
 FAILURE_CLASSES: tuple[str, ...] = ("IUV", "WNF", "PC", "UV")
 Stage = Literal["S1", "S2", "S3"]
@@ -146,9 +148,6 @@ def read_jsonl(path: Path, model: type[BaseModel]) -> list[Any]:
 
 
 def write_jsonl(path: Path, rows: list[BaseModel]) -> None:
-    """Write models as JSONL (one per line), creating the parent folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(row.model_dump_json(exclude_none=False) + "\n")
+    """Write models as JSONL (one per line) all at once, creating the parent folder."""
+    text = "".join(row.model_dump_json(exclude_none=False) + "\n" for row in rows)
+    atomic_write_text(path, text)

@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mads_bench.cli.args import backend_from_flag, non_negative_float, positive_int, unit_interval
+from mads_bench.files import atomic_write_text, check_outputs
+
 DEFAULT_SGD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd" / "dev"
 
 
@@ -32,9 +35,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     bench = sub.add_parser("bench", help="Build an SGD slice with injected failures (seeded).")
     bench.add_argument("--sgd", type=Path, default=DEFAULT_SGD, help="SGD split folder (dev).")
-    bench.add_argument("--n", type=int, default=300, help="Turns in the slice (default 300).")
+    bench.add_argument(
+        "--n", type=positive_int, default=300, help="Turns in the slice (default 300)."
+    )
     bench.add_argument("--seed", type=int, default=0, help="Sampling/injection seed.")
-    bench.add_argument("--inject-rate", type=float, default=0.5, help="Share injected (0.5).")
+    bench.add_argument(
+        "--inject-rate", type=unit_interval, default=0.5, help="Share injected (0.5)."
+    )
     bench.add_argument("--out", type=Path, required=True, help="Output folder.")
     bench.add_argument(
         "--evaluate",
@@ -55,7 +62,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--no-s2", action="store_true", help="Ablation: disable S2.")
     run.add_argument("--nli", help="NLI cross-encoder name/path for S2 (default: offline).")
     run.add_argument("--gates", type=Path, help="S2 gates JSON from `sage calibrate`.")
-    run.add_argument("--batch-size", type=int, default=64, help="Turns per S2 batch.")
+    run.add_argument("--batch-size", type=positive_int, default=64, help="Turns per S2 batch.")
     run.add_argument("--report", type=Path, help="Also write the report as JSON here.")
     run.set_defaults(handler=run_run)
 
@@ -66,9 +73,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     base.add_argument("--schema", required=True, help="SGD schema.json or mads:<domain>.")
     base.add_argument("--out", type=Path, required=True, help="Verdicts (JSONL).")
     base.add_argument("--labels", type=Path, help="Labels (JSONL) for a report.")
-    base.add_argument("--threshold", type=float, default=2.0, help="G-Eval: failure at <= this.")
+    base.add_argument(
+        "--threshold", type=non_negative_float, default=2.0, help="G-Eval: failure at <= this."
+    )
     base.add_argument("--text-only", action="store_true", help="Ignore dialogue acts.")
-    base.add_argument("--batch-size", type=int, default=64, help="Turns per backend call.")
+    base.add_argument("--batch-size", type=positive_int, default=64, help="Turns per backend call.")
     base.add_argument("--report", type=Path, help="Also write the report as JSON here.")
     base.set_defaults(handler=run_baseline)
 
@@ -81,7 +90,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     calib = sub.add_parser("calibrate", help="Fit the S2 gates on the SGD dev calibration split.")
     calib.add_argument("--sgd", type=Path, default=DEFAULT_SGD)
-    calib.add_argument("--n", type=int, default=300)
+    calib.add_argument("--n", type=positive_int, default=300)
     calib.add_argument("--seed", type=int, default=1)
     calib.add_argument("--out", type=Path, help="Write the gates as JSON.")
     calib.set_defaults(handler=run_calibrate)
@@ -89,7 +98,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     sgdx = sub.add_parser("sgdx", help="SGD-X robustness: F1 per paraphrased schema variant.")
     sgdx.add_argument("--sgd", type=Path, default=DEFAULT_SGD, help="SGD split folder (dev).")
     sgdx.add_argument("--sgdx", type=Path, default=DEFAULT_SGD.parent / "sgd_x")
-    sgdx.add_argument("--n", type=int, default=300, help="Turns in the slice (as `bench`).")
+    sgdx.add_argument(
+        "--n", type=positive_int, default=300, help="Turns in the slice (as `bench`)."
+    )
     sgdx.add_argument("--seed", type=int, default=0, help="Slice seed (as `bench`).")
     sgdx.add_argument("--acts", action="store_true", help="Also run with dialogue acts.")
     sgdx.add_argument("--out", type=Path, help="Write the table as JSON here.")
@@ -123,12 +134,14 @@ def run_bench(args: argparse.Namespace) -> int:
         dialogues = load_dialogues(args.sgd)
     except (OSError, ValueError) as err:
         return _fail(str(err))
+    check_outputs({"--sgd": args.sgd}, {"--out": args.out}, folders=["--out"])
     records, labels, injections = build_slice(dialogues, spec, args.n, args.seed, args.inject_rate)
-    args.out.mkdir(parents=True, exist_ok=True)
     write_jsonl(args.out / "turns.jsonl", records)
     write_jsonl(args.out / "turns.text_only.jsonl", [r.without_acts() for r in records])
     write_jsonl(args.out / "labels.jsonl", labels)
-    (args.out / "injections.jsonl").write_text("".join(json.dumps(i) + "\n" for i in injections))
+    atomic_write_text(
+        args.out / "injections.jsonl", "".join(json.dumps(i) + "\n" for i in injections)
+    )
     manifest = {
         "sgd": str(args.sgd),
         "schema": str(args.sgd / "schema.json"),
@@ -136,7 +149,7 @@ def run_bench(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "injected": sum(lb.label == "failure" for lb in labels),
     }
-    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    atomic_write_text(args.out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     print(f"wrote {len(records)} turns ({manifest['injected']} injected) to {args.out}")
     if args.evaluate:
         from evaluators.sage import SageEvaluator
@@ -148,7 +161,7 @@ def run_bench(args: argparse.Namespace) -> int:
             verdicts = evaluator.evaluate(rows)
             write_jsonl(args.out / f"verdicts.{name}.jsonl", verdicts)
             rep = report(labels, verdicts)
-            (args.out / f"report.{name}.json").write_text(json.dumps(rep, indent=2) + "\n")
+            atomic_write_text(args.out / f"report.{name}.json", json.dumps(rep, indent=2) + "\n")
             print("\n" + format_report(rep, f"SAGE-Core, {name.replace('_', '-')}"))
     return 0
 
@@ -169,6 +182,7 @@ def run_run(args: argparse.Namespace) -> int:
         return _fail("SAGE-LLM needs a judge backend: pass --judge SPEC (e.g. openai:m@url)")
     if args.judge and args.config != "llm":
         return _fail("--judge is used by --config llm only")
+    _check_verdict_outputs(args)
     try:
         spec = load_spec(args.schema)
         records = read_jsonl(args.turns, TurnRecord)
@@ -203,9 +217,18 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def _backend(spec: str) -> Any:
-    from simulation.backends import get_backend
+    return backend_from_flag("--judge", spec)
 
-    return get_backend(spec)
+
+def _check_verdict_outputs(args: argparse.Namespace, *more_inputs: Path | None) -> None:
+    check_outputs(
+        {
+            "--turns": args.turns,
+            "--labels": args.labels,
+            "--gates": more_inputs[0] if more_inputs else None,
+        },
+        {"--out": args.out, "--report": args.report},
+    )
 
 
 def _write_and_report(
@@ -229,7 +252,7 @@ def _write_and_report(
             return _fail(f"{args.labels}: {err}")
         print("\n" + format_report(rep, f"{title} on {args.turns.name}"))
         if args.report:
-            args.report.write_text(json.dumps(rep, indent=2) + "\n")
+            atomic_write_text(args.report, json.dumps(rep, indent=2) + "\n")
     return 0
 
 
@@ -237,6 +260,7 @@ def run_baseline(args: argparse.Namespace) -> int:
     from evaluators.sage import TurnLabel, TurnRecord, read_jsonl
     from evaluators.sage.baselines import BaselineJudge
 
+    _check_verdict_outputs(args)
     try:
         spec = load_spec(args.schema)
         records = read_jsonl(args.turns, TurnRecord)
@@ -292,6 +316,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as err:
         return _fail(str(err))
     records, _, injections = build_slice(dialogues, spec, args.n, args.seed, split="calibration")
+    check_outputs({"--sgd": args.sgd}, {"--out": args.out})
     gates, counts = calibrate(spec, records, injections)
     table = {
         k: {"theta": g.theta, "delta": g.delta, "low_fires": g.low_fires} for k, g in gates.items()
@@ -299,7 +324,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     for k, g in table.items():
         print(f"{k:<4} theta {g['theta']:+.3f}  delta {g['delta']:.2f}  criteria {counts[k]}")
     if args.out:
-        args.out.write_text(json.dumps(table, indent=2) + "\n")
+        atomic_write_text(args.out, json.dumps(table, indent=2) + "\n")
     return 0
 
 
@@ -330,5 +355,5 @@ def run_sgdx(args: argparse.Namespace) -> int:
         title = f"SAGE-Core under SGD-X, {condition.replace('_', '-')} (n={len(records)})"
         print("\n" + robustness.format_table(rows, stable, title))
     if args.out:
-        args.out.write_text(json.dumps(table, indent=2) + "\n")
+        atomic_write_text(args.out, json.dumps(table, indent=2) + "\n")
     return 0
