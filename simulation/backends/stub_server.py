@@ -4,8 +4,9 @@
 `POST /v1/chat/completions` like vLLM would. What it answers is decided per request by a
 `respond(body, attempt)` function returning a `StubReply` (status, text, delay, headers);
 `attempt` counts earlier requests with the same messages, so "fail once, then succeed" is one
-line. It records every request (JSON body and `Authorization` header) and the peak number of
-requests in flight, which is how tests check retries and the concurrency bound.
+line. It records every request (JSON body, `Authorization` header, arrival time) and the peak
+number of requests in flight, which is how tests check retries, their spacing and the
+concurrency bound without timing the client on a possibly loaded machine.
 
 Example:
     >>> from simulation.backends import get_backend
@@ -75,7 +76,8 @@ class StubChatServer:
 
     Attributes:
         base_url (`str`): `http://127.0.0.1:<port>/v1`, for `openai:<model>@<base_url>`.
-        requests (`list[dict]`): `{"body": ..., "authorization": ...}` per request received.
+        requests (`list[dict]`): `{"body": ..., "authorization": ..., "received": ...}` per
+            request, in arrival order; `received` is the server's `time.monotonic()` on arrival.
         max_in_flight (`int`): Peak number of requests being handled at the same time.
     """
 
@@ -95,7 +97,10 @@ class StubChatServer:
         self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def __enter__(self) -> StubChatServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() waits for the next poll; the default 0.5 s would add that to every test
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -109,7 +114,9 @@ class StubChatServer:
     def _handle(self, body: dict[str, Any], authorization: str | None) -> tuple[int, dict, dict]:
         key = json.dumps(body.get("messages"), sort_keys=True)
         with self._lock:
-            self.requests.append({"body": body, "authorization": authorization})
+            self.requests.append(
+                {"body": body, "authorization": authorization, "received": time.monotonic()}
+            )
             attempt = self._attempts[key]
             self._attempts[key] += 1
             self._in_flight += 1

@@ -2,12 +2,14 @@
 
 import asyncio
 import logging
+import re
 import socket
 import threading
 import time
 
 import pytest
 
+from mads_bench.errors import UsageError
 from simulation.backends import BackendError, get_backend
 from simulation.backends.stub_server import StubChatServer, StubReply
 
@@ -21,8 +23,9 @@ def make_backend(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     made = []
 
-    def make(server, **options):
-        backend = get_backend(f"openai:stub-model@{server.base_url}", **{**FAST_RETRY, **options})
+    def make(server, query="", **options):
+        spec = f"openai:stub-model@{server.base_url}{query}"
+        backend = get_backend(spec, **{**FAST_RETRY, **options})
         made.append(backend)
         return backend
 
@@ -108,10 +111,11 @@ def test_retry_after_header_is_honoured(make_backend):
         )
     }
     with StubChatServer(by_content(script)) as server:
-        start = time.perf_counter()
         # our own backoff would wait at most 0.01 s; the server asked for 0.4 s
         assert make_backend(server, backoff_max=1.0).complete(["x"]) == ["late"]
-        assert time.perf_counter() - start >= 0.4
+    # the server saw the retry no sooner than it asked (a lower bound: load only widens the gap)
+    first, second = (request["received"] for request in server.requests)
+    assert second - first >= 0.4
 
 
 def test_persistent_500_fails_clearly_after_max_retries(make_backend):
@@ -135,16 +139,18 @@ def test_client_errors_are_not_retried(make_backend):
 
 
 def test_slow_response_times_out_and_is_retried(make_backend):
-    with StubChatServer(lambda body, attempt: StubReply("too late", delay=3.0)) as server:
+    with StubChatServer(lambda body, attempt: StubReply("too late", delay=10.0)) as server:
         backend = make_backend(server, timeout=0.3, max_retries=1)
         start = time.perf_counter()
         with pytest.raises(BackendError, match=r"timed out after 0.3 s") as info:
             backend.complete(["slow"])
         elapsed = time.perf_counter() - start
-    # two attempts of 0.3 s each (plus tiny backoff), far less than the 3 s delay
+    # two attempts, the retry sent only once the first had waited out its 0.3 s
     assert len(server.requests) == 2
-    assert 0.6 <= elapsed < 2.0
+    assert server.requests[1]["received"] - server.requests[0]["received"] >= 0.3
     assert "after 2 attempt(s)" in str(info.value)
+    # the client gave up by itself: it never waited for the server's 10 s reply
+    assert elapsed < 10.0
 
 
 def test_connection_errors_are_retried():
@@ -157,16 +163,143 @@ def test_connection_errors_are_retried():
     backend.close()
 
 
+def test_server_that_never_answers_is_cut_off_at_the_deadline(make_backend):
+    with StubChatServer(lambda body, attempt: StubReply("never", delay=60.0)) as server:
+        backend = make_backend(server, timeout=5.0, max_retries=4, deadline=1.0)
+        start = time.perf_counter()
+        with pytest.raises(BackendError) as info:
+            backend.complete(["hello?"])
+        elapsed = time.perf_counter() - start
+    # one attempt, abandoned at the 1 s deadline: no retry, though 4 were allowed
+    assert len(server.requests) == 1
+    message = str(info.value)
+    assert "openai:stub-model@" in message
+    assert "request 0: deadline of 1 s exceeded after 1 attempt(s)" in message
+    # well before the attempt's own 5 s timeout, which is what shows the deadline ended it
+    assert elapsed < 5.0
+
+
+def test_deadline_stops_retries_of_timed_out_attempts(make_backend):
+    with StubChatServer(lambda body, attempt: StubReply("never", delay=60.0)) as server:
+        backend = make_backend(server, timeout=0.4, max_retries=50, deadline=1.0)
+        start = time.perf_counter()
+        with pytest.raises(BackendError) as info:
+            backend.complete(["hello?"])
+        elapsed = time.perf_counter() - start
+    found = re.search(r"request 0: deadline of 1 s exceeded after (\d+) attempt", str(info.value))
+    assert found is not None, info.value
+    attempts = int(found[1])
+    # retries happen within the deadline; every attempt but the last lasts its full 0.4 s, so
+    # at most 1.0 // 0.4 + 1 = 3 fit, of the 51 allowed (one may be cut before reaching the server)
+    assert 2 <= len(server.requests) <= attempts <= 3
+    # without the deadline, 51 timeouts of 0.4 s would take over 20 s
+    assert elapsed < 10.0
+
+
+def test_backoff_sleep_counts_against_the_deadline(make_backend):
+    reply = StubReply(status=503, headers={"Retry-After": "30"})
+    with StubChatServer(lambda body, attempt: reply) as server:
+        backend = make_backend(server, backoff_max=60.0, deadline=1.0)
+        start = time.perf_counter()
+        with pytest.raises(BackendError) as info:
+            backend.complete(["busy"])
+        elapsed = time.perf_counter() - start
+    # a retry due in 30 s would start past the 1 s deadline: fail now instead of sleeping
+    assert len(server.requests) == 1
+    message = str(info.value)
+    assert "deadline of 1 s exceeded after 1 attempt(s)" in message and "HTTP 503" in message
+    assert "next retry due in 30.00 s" in message
+    assert elapsed < 30.0
+
+
+def test_spec_options_set_the_budget_and_win_over_keywords():
+    spec = (
+        "openai:m@http://127.0.0.1:9/v1/?timeout=2.5&max_retries=1&deadline=7"
+        "&max_concurrency=3&backoff_base=0.1&backoff_max=2"
+    )
+    backend = get_backend(spec, timeout=30.0, max_retries=9)
+    # the options are gone from the URL the client uses, and kept in the spec as written
+    assert backend.base_url == "http://127.0.0.1:9/v1" and backend.spec == spec
+    # every option is applied; where a keyword says otherwise, the spec wins
+    assert (backend.timeout, backend.max_retries, backend.deadline) == (2.5, 1, 7.0)
+    assert (backend.max_concurrency, backend.backoff_base, backend.backoff_max) == (3, 0.1, 2.0)
+    # a keyword the spec does not mention still applies
+    partial = get_backend("openai:m@http://127.0.0.1:9/v1?timeout=2", max_retries=0)
+    assert (partial.timeout, partial.max_retries) == (2.0, 0)
+    # default deadline: each attempt's timeout, one timeout of slack and the longest sleeps
+    assert partial.deadline == 2.0 * (0 + 2)
+    assert get_backend("openai:m@http://127.0.0.1:9/v1").deadline == 60.0 * 6 + 30.0 * 4
+
+
+def test_spec_options_reach_the_requests(make_backend):
+    with StubChatServer(lambda body, attempt: StubReply(status=500)) as server:
+        # the spec's max_retries=0 overrides the fixture's keyword max_retries=3
+        backend = make_backend(server, query="?max_retries=0&timeout=5", max_retries=3)
+        with pytest.raises(BackendError, match=r"failed after 1 attempt\(s\): HTTP 500"):
+            backend.complete(["once"])
+    # one request only, sent to the route without the options (the stub answers 404 elsewhere)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "timeout=abc",  # not a number
+        "timeout=nan",  # NaN
+        "deadline=inf",  # not finite
+        "timeout=0",  # an attempt needs time
+        "deadline=-1",  # negative
+        "backoff_max=-0.5",  # negative
+        "max_retries=-1",  # negative count
+        "max_retries=1.5",  # counts are whole numbers
+        "max_concurrency=0",  # at least one request in flight
+        "timeout",  # no value
+        "timeout=1&timeout=2",  # given twice
+        "colour=red",  # unknown
+    ],
+)
+def test_bad_spec_options_name_spec_and_option(query):
+    with pytest.raises(UsageError) as info:
+        get_backend(f"openai:m@http://127.0.0.1:9/v1?{query}")
+    message = str(info.value)
+    # the message quotes the spec (without its options) and names the offending option
+    assert "'openai:m@http://127.0.0.1:9/v1'" in message
+    assert query.partition("=")[0] in message
+    # UsageError is a ValueError: callers that catch ValueError keep working
+    assert isinstance(info.value, ValueError)
+
+
+def test_unknown_spec_option_does_not_echo_its_value():
+    # a key pasted into the spec is refused without being repeated in the error
+    with pytest.raises(UsageError) as info:
+        get_backend(f"openai:m@http://127.0.0.1:9/v1?api_key={SECRET}")
+    assert SECRET not in str(info.value) and "'api_key'" in str(info.value)
+    assert "environment" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "name"),
+    [
+        ({"timeout": float("nan")}, "timeout"),  # NaN passes `<= 0` checks; refused anyway
+        ({"deadline": 0}, "deadline"),
+        ({"max_retries": -1}, "max_retries"),
+        ({"max_retries": 2.0}, "max_retries"),
+        ({"backoff_base": -1}, "backoff_base"),
+    ],
+)
+def test_bad_keywords_are_refused_too(options, name):
+    with pytest.raises(UsageError, match=f"keyword {name}="):
+        get_backend("openai:m@http://127.0.0.1:9/v1", **options)
+
+
 def test_concurrency_bound_is_respected(make_backend):
     with StubChatServer(latency=0.25) as server:
         backend = make_backend(server, max_concurrency=3)
-        start = time.perf_counter()
         replies = backend.complete([str(i) for i in range(9)])
-        elapsed = time.perf_counter() - start
-    # never more than 3 in flight, and the bound is actually reached
+    # the server never had more than 3 in flight, and the bound was actually reached
     assert server.max_in_flight == 3
-    # 9 requests / 3 slots = 3 waves of 0.25 s (serial would take 2.25 s)
-    assert 0.75 <= elapsed < 1.8
+    # each request was sent once and answered in input order
+    assert len(server.requests) == 9
     assert replies == [f"echo: {i}" for i in range(9)]
 
 
