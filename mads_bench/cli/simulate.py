@@ -82,9 +82,21 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="Conversations per scenario (repetitions 0..K-1; default 1).",
     )
     parser.add_argument("--seed", type=int, default=0, help="Run seed (default 0).")
-    parser.add_argument("--user", default="scripted", help="User agent spec (default scripted).")
+    parser.add_argument(
+        "--user",
+        default="scripted",
+        help="User agent spec (default scripted). openai: specs bound each request with "
+        "'openai:<model>@<url>?timeout=S&max_retries=N&deadline=S'.",
+    )
     parser.add_argument(
         "--assistant", default="scripted", help="Assistant agent spec (default scripted)."
+    )
+    parser.add_argument(
+        "--max-failures",
+        type=positive_int,
+        default=3,
+        help="Stop after this many conversations in a row failed (e.g. a backend that does "
+        "not answer); rerun with --resume once it is fixed (default 3).",
     )
     parser.add_argument(
         "--style", choices=("pre_act", "react"), default="pre_act", help="Assistant step format."
@@ -222,7 +234,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     if writer.repaired_bytes:
         print(f"repaired a torn last line ({writer.repaired_bytes} bytes)", file=sys.stderr)
     todo = [j for j in jobs if trajectory_id(j.scenario.id, j.repetition, args.seed) not in writer]
-    finished, failures = [], 0
+    finished, failures, in_a_row = [], 0, 0
     outcomes = run_jobs(
         todo, settings, concurrency=args.concurrency, executor=executor, backends=backends
     )
@@ -235,11 +247,20 @@ def run_simulate(args: argparse.Namespace) -> int:
             bar.update()
             if outcome.error is not None:
                 failures += 1
+                in_a_row += 1
                 job = outcome.job
                 print(
                     f"error: {job.scenario.id} r{job.repetition}: {outcome.error}", file=sys.stderr
                 )
+                if in_a_row >= args.max_failures:
+                    print(
+                        f"error: stopped after {in_a_row} failed conversations in a row "
+                        "(--max-failures); what was written is kept: rerun with --resume",
+                        file=sys.stderr,
+                    )
+                    break
                 continue
+            in_a_row = 0
             writer.write(outcome.trajectory)
             finished.append(outcome.trajectory)
     skipped = len(jobs) - len(todo)
