@@ -295,3 +295,20 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_it(monkeypatch, capsys)
     assert err.startswith("error: unexpected KeyError") and "--debug" in err
     with pytest.raises(KeyError):
         main(["--debug", "info"])
+
+
+def test_a_backend_that_never_answers_stops_the_run_resumably(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as probe:  # a port with nothing listening: every request fails
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    spec = f"openai:m@http://127.0.0.1:{port}/v1?max_retries=0&timeout=2"
+    out = tmp_path / "t.jsonl"
+    argv = ["simulate", "--num-scenarios", "8", "--domain", "mock", "--out", out]
+    argv += ["--assistant", spec, "--max-failures", "2", "--no-progress"]
+    status, out_text, err = run(argv, capsys)
+    # two failed conversations in a row end the run instead of trying all eight
+    assert status == 1 and err.count("connection error") == 2
+    assert "stopped after 2 failed conversations in a row" in err and "--resume" in err
+    assert "0 conversations written" in out_text

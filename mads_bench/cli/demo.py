@@ -6,6 +6,7 @@ import argparse
 import inspect
 from pathlib import Path
 
+from mads_bench.cli.args import positive_int
 from mads_bench.demo import run_demo
 
 _INT_OPTIONS = (  # (flag, run_demo parameter, help)
@@ -40,7 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
             flag,
             dest=name,
             metavar=flag.lstrip("-").replace("-", "_").upper(),
-            type=int,
+            type=int if name == "seed" else positive_int,
             default=defaults[name],
             help=f"{text} (%(default)s).",
         )

@@ -16,6 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from mads_bench.cli.args import positive_int
+from mads_bench.errors import UsageError
+from mads_bench.files import check_outputs
+
 _SHOWN_PROBLEMS = 20
 
 
@@ -45,7 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--domain-name", default="apigen", help="Domain of the trajectories (default apigen)."
     )
     parser.add_argument(
-        "--batch-size", type=int, default=32, help="Conversations narrated per batch (32)."
+        "--batch-size", type=positive_int, default=32, help="Conversations narrated per batch (32)."
     )
     parser.add_argument("--resume", action="store_true", help="Skip ids already in --out.")
     parser.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
@@ -59,16 +63,12 @@ def run_import(args: argparse.Namespace) -> int:
 
     missing = [str(p) for p in args.input if not p.is_file()]
     if missing:
-        print(f"error: no such input file: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    if args.batch_size < 1:
-        print("error: --batch-size must be >= 1", file=sys.stderr)
-        return 2
+        raise UsageError(f"--input: no such file: {', '.join(missing)}")
+    check_outputs({"--input": args.input}, {"--out": args.out})
     try:
         narrator = make_narrator(args.backend)
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--backend {args.backend}: {err}") from None
     try:
         with tqdm(desc="import", unit="conv", disable=args.no_progress) as bar:
             report = import_apigen(
@@ -81,8 +81,7 @@ def run_import(args: argparse.Namespace) -> int:
                 progress=bar.update,
             )
     except FileExistsError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--out {err}") from None
     for location, reason in report.skipped[:_SHOWN_PROBLEMS]:
         print(f"skipped {location}: {reason}", file=sys.stderr)
     if len(report.skipped) > _SHOWN_PROBLEMS:

@@ -7,6 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from mads_bench.cli.args import positive_int
+from mads_bench.files import atomic_write_text, check_outputs
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("train", help="Train (SFT -> GRPO) and publish checkpoints.")
@@ -22,8 +25,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--sft-config", default="recipes/smollm2-135m/sft/config_demo.yaml")
     run.add_argument("--grpo-config", default="recipes/smollm2-135m/grpo/config_demo.yaml")
     run.add_argument("--accelerate-config", default="accelerate_configs/cpu.yaml")
-    run.add_argument("--sft-max-steps", type=int, help="Override max_steps of SFT.")
-    run.add_argument("--grpo-max-steps", type=int, help="Override max_steps of GRPO.")
+    run.add_argument("--sft-max-steps", type=positive_int, help="Override max_steps of SFT.")
+    run.add_argument("--grpo-max-steps", type=positive_int, help="Override max_steps of GRPO.")
     run.add_argument("--report-to", help="Override report_to of both (e.g. wandb).")
     run.add_argument("--summary", type=Path, help="Also write the JSON summary here.")
     run.set_defaults(handler=run_pipeline)
@@ -49,6 +52,8 @@ def _overrides(max_steps: int | None, report_to: str | None) -> list[str]:
 def run_pipeline(args: argparse.Namespace) -> int:
     from mads_bench.training.pipeline import run_sft_then_grpo
 
+    check_outputs({"--dataset": Path(args.dataset)}, {"--out": args.out}, folders=["--out"])
+
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
@@ -68,8 +73,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
         return 1
     text = json.dumps(summary, indent=2)
     if args.summary:
-        args.summary.parent.mkdir(parents=True, exist_ok=True)
-        args.summary.write_text(text + "\n")
+        atomic_write_text(args.summary, text + "\n")
     print(text)
     return 0
 
