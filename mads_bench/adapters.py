@@ -68,32 +68,34 @@ def load_merged_policy(
 
     Raises:
         `FileNotFoundError`: When `adapter_dir` holds no adapter.
+        `mads_bench.models.ModelLoadError`: When the adapter or its base cannot be read.
     """
     import torch
     from peft import PeftModel
     from transformers import BitsAndBytesConfig
 
-    from mads_bench.models import load_causal_lm
+    from mads_bench.models import load_causal_lm, reading_model_folder
 
     adapter_dir = Path(adapter_dir)
     if not is_adapter_folder(adapter_dir):
         raise FileNotFoundError(f"{adapter_dir}: no adapter_config.json (not a LoRA adapter)")
-    config = json.loads((adapter_dir / "adapter_config.json").read_text())
+    quantization = adapter_dir / BASE_QUANTIZATION_FILE
+    quantized = quantization.is_file()
+    with reading_model_folder(adapter_dir):
+        config = json.loads((adapter_dir / "adapter_config.json").read_text())
+        settings = json.loads(quantization.read_text()) if quantized else None
     base = base_model or config["base_model_name_or_path"]
     dtype = dtype or torch.float32
     kwargs: dict[str, Any] = {"dtype": dtype}
-    quantization = adapter_dir / BASE_QUANTIZATION_FILE
-    quantized = quantization.is_file()
-    if quantized:
-        kwargs["quantization_config"] = BitsAndBytesConfig.from_dict(
-            json.loads(quantization.read_text())
-        )
+    if settings is not None:
+        kwargs["quantization_config"] = BitsAndBytesConfig.from_dict(settings)
         kwargs["device_map"] = "cpu"  # quantised at load, dequantised right away
     model = load_causal_lm(base, **kwargs)
     if quantized:
         model = model.dequantize().to(dtype)
-    merged = PeftModel.from_pretrained(model, str(adapter_dir)).merge_and_unload()
-    return merged.eval()
+    with reading_model_folder(adapter_dir):
+        adapted = PeftModel.from_pretrained(model, str(adapter_dir))
+    return adapted.merge_and_unload().eval()
 
 
 def load_for_inference(name: str, *, dtype: torch.dtype | None = None) -> PreTrainedModel:

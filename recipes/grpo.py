@@ -22,10 +22,12 @@ Usage:
 from __future__ import annotations
 
 import logging
+import sys
 
 import transformers
 from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser
 
+from mads_bench.errors import UsageError
 from mads_bench.training import (
     GRPOScriptArguments,
     build_peft_config,
@@ -34,6 +36,7 @@ from mads_bench.training import (
     load_trainable_adapter,
     load_training_splits,
     peak_rss_mb,
+    run_recipe_main,
     save_and_publish,
     score_labelled_positions_on_cpu,
     select_conversations,
@@ -56,7 +59,7 @@ def main(
     reward_funcs = get_reward_funcs(script_args.reward_funcs)
     weights = training_args.reward_weights or [1.0] * len(reward_funcs)
     if len(weights) != len(reward_funcs):
-        raise ValueError(
+        raise UsageError(
             f"reward_weights has {len(weights)} values for {len(reward_funcs)} reward_funcs "
             f"({script_args.reward_funcs}); give one weight per reward."
         )
@@ -112,5 +115,4 @@ def main(
 
 
 if __name__ == "__main__":
-    parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))
-    main(*parser.parse_args_and_config())
+    sys.exit(run_recipe_main(main, TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))))

@@ -19,6 +19,7 @@ Usage:
 from __future__ import annotations
 
 import logging
+import sys
 
 import transformers
 from trl import ModelConfig, SFTConfig, SFTTrainer, TrlParser
@@ -31,6 +32,7 @@ from mads_bench.training import (
     load_training_splits,
     merge_step_chains,
     peak_rss_mb,
+    run_recipe_main,
     save_and_publish,
     score_labelled_positions_on_cpu,
     take_hub_settings,
@@ -104,5 +106,4 @@ def main(
 
 
 if __name__ == "__main__":
-    parser = TrlParser((SFTScriptArguments, SFTConfig, ModelConfig))
-    main(*parser.parse_args_and_config())
+    sys.exit(run_recipe_main(main, TrlParser((SFTScriptArguments, SFTConfig, ModelConfig))))

@@ -1,16 +1,26 @@
 """Tests for mads_bench.models: the cache, setup idempotency, the resolver and the loaders."""
 
+import dataclasses
 import json
-import time
+import logging
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from mads_bench import models
+from mads_bench.cli import describe_error
+from mads_bench.cli import main as cli_main
+from mads_bench.errors import MadsBenchError
+from mads_bench.model_builders import _without_bitsandbytes_kernel_warning, folder_damage
 from mads_bench.models import (
     MARKER_FILE,
     MODEL_SPECS,
+    ModelLoadError,
     ModelNotFoundError,
     ModelSpec,
     build_tiny_lm,
@@ -62,12 +72,19 @@ def test_cache_dir_follows_env_var(tmp_path, monkeypatch):
     assert cache_dir() == Path.home() / ".cache" / "mads-bench" / "models"
 
 
-def test_setup_of_installed_models_does_no_work(minilm_path, tiny_lm_path):
+def test_setup_of_installed_models_does_no_work(minilm_path, tiny_lm_path, monkeypatch):
     markers = {p: (p / MARKER_FILE).stat().st_mtime_ns for p in (minilm_path, tiny_lm_path)}
-    start = time.perf_counter()
+
+    def no_build(*args: object) -> None:
+        raise AssertionError("setup rebuilt a model that is installed")
+
+    monkeypatch.setattr(models, "_build_atomically", no_build)
+    for name in ("minilm", "tiny-lm"):
+        monkeypatch.setitem(
+            MODEL_SPECS, name, dataclasses.replace(MODEL_SPECS[name], build=no_build)
+        )
     paths = setup_models(["minilm", "tiny-lm"], progress=False)
-    # nothing rebuilt: fast, same folders, markers untouched
-    assert time.perf_counter() - start < 0.5
+    # nothing rebuilt (no builder called): same folders, markers untouched
     assert paths == {"minilm": minilm_path, "tiny-lm": tiny_lm_path}
     assert all((p / MARKER_FILE).stat().st_mtime_ns == m for p, m in markers.items())
     marker = json.loads((tiny_lm_path / MARKER_FILE).read_text())
@@ -114,8 +131,78 @@ def test_failed_build_leaves_no_folder(fake_spec, empty_cache):
 
 
 def test_setup_rejects_unknown_name(empty_cache):
-    with pytest.raises(KeyError, match="known: minilm"):
+    # the project's error (one line, exit 2 in the CLI), listing the known names
+    with pytest.raises(ModelNotFoundError, match="known: minilm, mpnet, smollm2-135m, tiny-lm"):
         setup_models(["no-such-model"], progress=False)
+
+
+def test_marker_records_file_sizes(fake_spec, empty_cache):
+    setup_models(["fake"], progress=False)
+    marker = json.loads((empty_cache / "fake" / MARKER_FILE).read_text())
+    # every file the build wrote, by size; the marker itself is not listed
+    assert marker["files"] == {"weights.bin": 1000}
+
+
+def test_setup_rebuilds_damaged_folder_and_says_so(fake_spec, empty_cache, capsys):
+    setup_models(["fake"], progress=False)
+    (empty_cache / "fake" / "weights.bin").write_bytes(b"\0" * 500)  # cut short after setup
+    # the marker alone no longer makes it installed; the resolver names the file
+    assert not is_installed("fake")
+    with pytest.raises(ModelLoadError) as error:
+        resolve_model("fake")
+    assert str(error.value) == (
+        f"Model 'fake' in {empty_cache / 'fake'} is damaged: weights.bin: 500 bytes, 1000 when "
+        "the folder was built. Run `mads-bench models setup fake` to rebuild it."
+    )
+    # setup rebuilds it, and says why even without progress output
+    setup_models(["fake"], progress=False)
+    assert fake_spec["builds"] == 2 and is_installed("fake")
+    assert capsys.readouterr().err == (
+        f"[mads-bench models] fake: {empty_cache / 'fake'} is damaged, rebuilding it: "
+        "weights.bin: 500 bytes, 1000 when the folder was built\n"
+    )
+    # a deleted file counts as damage too
+    (empty_cache / "fake" / "weights.bin").unlink()
+    assert not is_installed("fake")
+    assert "weights.bin: missing" in str(pytest.raises(ModelLoadError, resolve_model, "fake").value)
+
+
+@pytest.fixture
+def tiny_lm_copy(tiny_lm_path, empty_cache) -> Path:
+    """A copy of `tiny-lm` in this test's cache, its marker as older versions wrote it."""
+    folder = empty_cache / "tiny-lm"
+    shutil.copytree(tiny_lm_path, folder)
+    marker = json.loads((folder / MARKER_FILE).read_text())
+    marker.pop("files", None)  # written before sizes were recorded: only format checks apply
+    (folder / MARKER_FILE).write_text(json.dumps(marker))
+    return folder
+
+
+def _truncate(path: Path, keep: float = 0.5) -> int:
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+    return len(data)
+
+
+def test_marker_without_sizes_still_catches_damage(tiny_lm_copy, tiny_lm_path):
+    # an intact folder with an old marker is installed: existing caches are not rebuilt
+    assert is_installed("tiny-lm") and folder_damage(tiny_lm_copy) is None
+    # a weight file cut in half: its safetensors header describes more than the file holds
+    size = _truncate(tiny_lm_copy / "model.safetensors")
+    assert not is_installed("tiny-lm")
+    assert folder_damage(tiny_lm_copy) == (
+        f"model.safetensors: truncated ({size // 2} bytes, its header describes {size})"
+    )
+    # no weight file at all
+    (tiny_lm_copy / "model.safetensors").unlink()
+    assert folder_damage(tiny_lm_copy).startswith("no weight file (*.safetensors, *.bin")
+    # weights intact again, but a config that is not JSON
+    shutil.copy(tiny_lm_path / "model.safetensors", tiny_lm_copy)
+    (tiny_lm_copy / "config.json").write_text("not json {")
+    assert not is_installed("tiny-lm")
+    assert folder_damage(tiny_lm_copy) == (
+        "config.json: not JSON (Expecting value: line 1 column 1 (char 0))"
+    )
 
 
 def test_list_models(minilm_path, tiny_lm_path):
@@ -155,6 +242,17 @@ def test_resolve_missing_path_and_unknown_hub_id(tmp_path, monkeypatch):
     # not a valid Hub id either: still the project's error, not huggingface_hub's
     with pytest.raises(ModelNotFoundError):
         resolve_model("bad id with spaces")
+
+
+def test_unknown_model_name_lists_known_names(tmp_path, monkeypatch):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(ModelNotFoundError) as error:
+        resolve_model("nonexistent")
+    # one of the project's expected errors, listing what would have worked
+    assert isinstance(error.value, MadsBenchError)
+    assert "'nonexistent' is neither a known name (minilm, mpnet, smollm2-135m, tiny-lm)" in str(
+        error.value
+    )
 
 
 def test_resolve_hub_id_from_local_hf_cache(tmp_path, monkeypatch):
@@ -229,6 +327,151 @@ def test_minilm_encodes_384d_and_is_cached(minilm_path):
     )
     assert cat.shape == (384,)
     assert float(cat @ kitten) > 0.5 > float(cat @ bonds)
+
+
+# --------------------------------------------------------------------------- damaged folders
+
+
+@pytest.fixture
+def damaged_copy(tiny_lm_path, tmp_path) -> Path:
+    """A copy of `tiny-lm` outside the cache, for a test to damage."""
+    return Path(shutil.copytree(tiny_lm_path, tmp_path / "my-model"))
+
+
+def test_truncated_weights_are_one_load_error(damaged_copy):
+    size = _truncate(damaged_copy / "model.safetensors")
+    with pytest.raises(ModelLoadError) as error:
+        load_causal_lm(str(damaged_copy))
+    # folder, file and cause in one line, instead of safetensors' bare SafetensorError
+    assert str(error.value) == (
+        f"cannot load the model in {damaged_copy}: model.safetensors: truncated "
+        f"({size // 2} bytes, its header describes {size}) (SafetensorError: Error while "
+        "deserializing header: incomplete metadata, file not fully covered)"
+    )
+    assert type(error.value.__cause__).__name__ == "SafetensorError"
+    # the CLI shows it as that line with exit status 2
+    assert describe_error(error.value) == (str(error.value), 2)
+    # the inference loader goes through the same path
+    from mads_bench.adapters import load_for_inference
+
+    with pytest.raises(ModelLoadError, match="model.safetensors: truncated"):
+        load_for_inference(str(damaged_copy))
+
+
+def test_unreadable_configs_are_one_load_error(damaged_copy, tiny_lm_path):
+    (damaged_copy / "config.json").write_text("not json {")
+    with pytest.raises(ModelLoadError) as error:
+        load_causal_lm(str(damaged_copy))
+    assert str(error.value).startswith(
+        f"cannot load the model in {damaged_copy}: config.json: not JSON (Expecting value: "
+        "line 1 column 1 (char 0)) (OSError: It looks like the config file at"
+    )
+    # a tokenizer file cut short: JSON's own error would name no file
+    shutil.copy(tiny_lm_path / "config.json", damaged_copy)
+    _truncate(damaged_copy / "tokenizer.json")
+    with pytest.raises(ModelLoadError, match=r"my-model: tokenizer\.json: not JSON \(Expecting"):
+        load_tokenizer(str(damaged_copy))
+
+
+def test_truncated_adapter_is_one_load_error(tmp_path):
+    from peft import LoraConfig, get_peft_model
+
+    from mads_bench.adapters import load_for_inference
+
+    adapter = tmp_path / "adapter"
+    policy = get_peft_model(load_causal_lm("tiny-lm"), LoraConfig(r=4, target_modules=["q_proj"]))
+    policy.save_pretrained(adapter)
+    size = _truncate(adapter / "adapter_model.safetensors")
+    # the adapter's own weights are named, not the (intact) base model's
+    with pytest.raises(ModelLoadError) as error:
+        load_for_inference(str(adapter))
+    assert str(error.value).startswith(
+        f"cannot load the model in {adapter}: adapter_model.safetensors: truncated "
+        f"({size // 2} bytes, its header describes {size}) (SafetensorError: "
+    )
+
+
+def test_damaged_cache_folder_is_named_with_the_fix(tiny_lm_copy):
+    _truncate(tiny_lm_copy / "model.safetensors")
+    with pytest.raises(ModelLoadError) as error:
+        load_causal_lm("tiny-lm")
+    assert str(error.value).startswith(f"Model 'tiny-lm' in {tiny_lm_copy} is damaged: ")
+    assert str(error.value).endswith("Run `mads-bench models setup tiny-lm` to rebuild it.")
+
+
+def test_load_error_wraps_only_read_failures(damaged_copy):
+    # a bad argument is the caller's bug, not a damaged folder: it passes through unchanged
+    with pytest.raises(TypeError):
+        with models.reading_model_folder(damaged_copy):
+            raise TypeError("from_pretrained() got an unexpected keyword argument")
+
+
+@pytest.fixture(scope="module")
+def mock_dataset(tmp_path_factory) -> Path:
+    """A `build-dataset` folder of the mock domain's scripted conversations."""
+    from mads_bench.catalog import load_domain
+    from mads_bench.datasets import build_dataset, save_dataset
+    from simulation.runner import simulate
+
+    trajectories = [simulate(scenario, seed=0) for scenario in load_domain("mock").scenarios]
+    built = build_dataset(
+        trajectories, include_unvalidated=True, held_out_domains=[], test_size=0.5
+    )
+    return save_dataset(built, tmp_path_factory.mktemp("ds") / "mock")
+
+
+def test_eval_with_unknown_or_damaged_model_is_one_line(mock_dataset, damaged_copy, capsys):
+    def eval_l1(model: str) -> tuple[int, str]:
+        status = cli_main(
+            ["eval", "l1", "--model", f"transformers:{model}", "--dataset", str(mock_dataset),
+             "--predictions", str(damaged_copy.parent / f"{len(model)}.jsonl"),
+             "--similarity-model", "none", "--limit", "1"]
+        )  # fmt: skip
+        # one error line (after the progress bar's carriage returns), nothing like a traceback
+        err = capsys.readouterr().err
+        (line,) = re.findall(r"error: .*", err)
+        assert "Traceback" not in err
+        return status, line
+
+    # an unknown name: exit 2, and the line lists the known names
+    status, line = eval_l1("nonexistent")
+    assert status == 2 and line.startswith(
+        "error: Model 'nonexistent' is neither a known name (minilm, mpnet, smollm2-135m, tiny-lm)"
+    )
+    # a model folder whose weights were cut short: exit 2, folder and file named
+    _truncate(damaged_copy / "model.safetensors")
+    status, line = eval_l1(str(damaged_copy))
+    assert status == 2
+    assert line.startswith(
+        f"error: cannot load the model in {damaged_copy}: model.safetensors: truncated ("
+    )
+
+
+# --------------------------------------------------------------------------- quiet imports
+
+
+def test_bitsandbytes_kernel_warning_is_dropped_for_encoders(caplog):
+    logger = logging.getLogger("bitsandbytes.backends.cpu.ops")
+    with caplog.at_level(logging.WARNING), _without_bitsandbytes_kernel_warning():
+        logger.warning("Failed to load CPU gemm_4bit_forward from kernels-community: %s", "x")
+        logger.warning("another bitsandbytes warning")
+    # only the optional-kernel notice is dropped, and only inside the block
+    assert [r.getMessage() for r in caplog.records] == ["another bitsandbytes warning"]
+    assert not logger.filters
+
+
+def test_encoder_and_cli_print_nothing_of_bitsandbytes(minilm_path):
+    code = (
+        "import sys, mads_bench.cli\n"
+        "assert 'bitsandbytes' not in sys.modules, 'the CLI imports bitsandbytes'\n"
+        "from mads_bench.models import load_sentence_encoder\n"
+        "load_sentence_encoder('minilm').encode(['hello'])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "gemm_4bit" not in result.stderr and "kernels-community" not in result.stderr
 
 
 # --------------------------------------------------------------------------- slow: big models

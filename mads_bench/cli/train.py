@@ -50,7 +50,7 @@ def _overrides(max_steps: int | None, report_to: str | None) -> list[str]:
 
 
 def run_pipeline(args: argparse.Namespace) -> int:
-    from mads_bench.training.pipeline import run_sft_then_grpo
+    from mads_bench.training.pipeline import TrainingRunError, run_sft_then_grpo
 
     check_outputs({"--dataset": Path(args.dataset)}, {"--out": args.out}, folders=["--out"])
 
@@ -68,7 +68,7 @@ def run_pipeline(args: argparse.Namespace) -> int:
             accelerate_config=args.accelerate_config,
             log=log,
         )
-    except RuntimeError as err:
+    except TrainingRunError as err:  # the whole tail of the recipe's output, not one line
         print(f"error: {err}", file=sys.stderr)
         return 1
     text = json.dumps(summary, indent=2)

@@ -1,11 +1,11 @@
 """Training support for `recipes/sft.py` and `recipes/grpo.py` (MADS §4, SPEC §6).
 
-The recipes stay thin; the reusable parts live here: script arguments (`config`), model and
-QLoRA loading through `mads_bench.models` (`model_loading`), dataset loading and the GRPO
-conversation subset (`data`), W&B set-up with secret redaction (`tracking`), model cards
-(`cards`), Hub publishing (`hub`, `finish`), the SFT → GRPO pipeline (`pipeline`), one
-sequence per chain of steps sharing a prompt (`step_chains`) and one CPU adjustment of TRL's
-LM head (`trl_patches`).
+The recipes stay thin; the reusable parts live here: script arguments and the recipes'
+`__main__` with its one-line errors (`config`), model and QLoRA loading through
+`mads_bench.models` (`model_loading`), dataset loading and the GRPO conversation subset
+(`data`), W&B set-up with secret redaction (`tracking`), model cards (`cards`), Hub publishing
+(`hub`, `finish`), the SFT → GRPO pipeline (`pipeline`), one sequence per chain of steps sharing
+a prompt (`step_chains`) and one CPU adjustment of TRL's LM head (`trl_patches`).
 """
 
 from mads_bench.training.cards import card_hyperparameters, render_model_card
@@ -13,6 +13,8 @@ from mads_bench.training.config import (
     GRPOScriptArguments,
     MadsScriptArguments,
     SFTScriptArguments,
+    check_recipe_args,
+    run_recipe_main,
 )
 from mads_bench.training.data import dataset_record, load_training_splits, select_conversations
 from mads_bench.training.finish import HubSettings, save_and_publish, take_hub_settings
@@ -37,6 +39,7 @@ __all__ = [
     "build_peft_config",
     "build_quantization_config",
     "card_hyperparameters",
+    "check_recipe_args",
     "dataset_record",
     "hub_base_model_id",
     "init_wandb",
@@ -50,6 +53,7 @@ __all__ = [
     "push_checkpoint",
     "redact_secrets",
     "render_model_card",
+    "run_recipe_main",
     "save_and_publish",
     "score_labelled_positions_on_cpu",
     "select_conversations",

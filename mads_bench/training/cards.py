@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from mads_bench.errors import UsageError
 from mads_bench.training.tracking import redact_secrets
 
 __all__ = ["CARD_HYPERPARAMETERS", "card_hyperparameters", "load_eval_results", "render_model_card"]
@@ -82,16 +83,16 @@ def load_eval_results(path: str | Path | None) -> dict[str, Any] | None:
     """Read an L-1/L-2 results JSON (`mads-bench eval ... --out`); None when no path is given.
 
     Raises:
-        `ValueError`: When the file is not a JSON object (the message names the file).
+        `UsageError`: When the file is not a JSON object (the message names the file).
     """
     if not path:
         return None
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"eval_results_path {str(path)!r}: cannot read JSON: {err}") from None
+        raise UsageError(f"eval_results_path {str(path)!r}: cannot read JSON: {err}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"eval_results_path {str(path)!r}: expected a JSON object")
+        raise UsageError(f"eval_results_path {str(path)!r}: expected a JSON object")
     return data
 
 

@@ -7,20 +7,36 @@ The recipes parse three dataclasses, open-r1 style:
 `bnb_4bit_quant_type`, `use_bnb_nested_quant`) and LoRA (`lora_r`, `lora_target_modules`, ...)
 settings, so the classes here only add what mads-bench needs on top: where the dataset lives,
 W&B metadata, the GRPO reward names, the SFT adapter GRPO starts from, and publishing options.
+`run_recipe_main` is each recipe's `__main__`: parse, check what no YAML may leave out
+(`dataset_name`, `model_name_or_path`), run, and report expected failures in one line.
 
 Example:
     >>> from trl import GRPOConfig, ModelConfig, TrlParser
     >>> parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))  # doctest: +SKIP
-    >>> script_args, training_args, model_args = parser.parse_args_and_config()  # doctest: +SKIP
+    >>> sys.exit(run_recipe_main(main, parser))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from trl import ScriptArguments
 
-__all__ = ["GRPOScriptArguments", "MadsScriptArguments", "SFTScriptArguments"]
+from mads_bench.errors import MadsBenchError, UsageError
+
+if TYPE_CHECKING:
+    from trl import ModelConfig, TrlParser
+
+__all__ = [
+    "GRPOScriptArguments",
+    "MadsScriptArguments",
+    "SFTScriptArguments",
+    "check_recipe_args",
+    "run_recipe_main",
+]
 
 
 @dataclass
@@ -120,3 +136,65 @@ class GRPOScriptArguments(MadsScriptArguments):
         default=None, metadata={"help": "Seeded subset of this many conversations."}
     )
     subset_seed: int = field(default=0, metadata={"help": "Seed of the conversation subset."})
+
+
+def check_recipe_args(script_args: MadsScriptArguments, model_args: ModelConfig) -> None:
+    """Check the arguments a recipe cannot start without, before anything is loaded.
+
+    Args:
+        script_args (`MadsScriptArguments`): Needs `dataset_name`.
+        model_args (`trl.ModelConfig`): Needs `model_name_or_path`.
+
+    Raises:
+        `UsageError`: Naming the missing flag.
+
+    Example:
+        >>> from trl import ModelConfig
+        >>> model_args = ModelConfig(model_name_or_path="tiny-lm")
+        >>> check_recipe_args(SFTScriptArguments(), model_args)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        mads_bench.errors.UsageError: --dataset_name is required: a folder written by ...
+    """
+    if not script_args.dataset_name:
+        raise UsageError(
+            "--dataset_name is required: a folder written by `mads-bench build-dataset` or a "
+            "Hub id (the configs leave it to the command line)"
+        )
+    if not model_args.model_name_or_path:
+        raise UsageError("--model_name_or_path is required: a model name (`tiny-lm`) or folder")
+
+
+def run_recipe_main(main: Callable[[Any, Any, Any], None], parser: TrlParser) -> int:
+    """Parse a recipe's arguments (YAML and CLI), check them and run `main`.
+
+    Expected failures end as they do in the `mads-bench` CLI: one line, exit status 2.
+
+    Args:
+        main (`Callable`): The recipe's `main(script_args, training_args, model_args)`.
+        parser (`trl.TrlParser`): Parser over the recipe's three dataclasses.
+
+    Returns:
+        `int`: The exit status: 0, or 2 after printing `error: <one line>` to stderr for a
+        `MadsBenchError` (a missing flag, a model not set up or damaged), an `OSError` (an
+        unreadable `--config` or adapter folder) or a `ValueError` from the config classes'
+        own checks while parsing. Anything else is a bug: it keeps its traceback.
+    """
+    try:
+        try:
+            script_args, training_args, model_args = parser.parse_args_and_config()
+        except ValueError as error:  # TRL's and transformers' checks of the settings
+            raise UsageError(_one_line(error)) from error
+        check_recipe_args(script_args, model_args)
+        main(script_args, training_args, model_args)
+    except (MadsBenchError, OSError) as error:
+        print(f"error: {_one_line(error)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, OSError) and not isinstance(error, MadsBenchError) and error.filename:
+        text = f"{error.filename}: {error.strerror or error}"
+    else:
+        text = str(error)
+    return (text.strip().splitlines() or [type(error).__name__])[0]

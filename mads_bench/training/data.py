@@ -19,6 +19,8 @@ import random
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mads_bench.errors import UsageError
+
 if TYPE_CHECKING:
     from datasets import Dataset, DatasetDict
 
@@ -48,17 +50,17 @@ def load_training_splits(
         `tuple`: Train split, test split or None, and `dataset_record(...)`.
 
     Raises:
-        `ValueError`: When `source` is missing or the split does not exist.
+        `UsageError`: When `source` is missing or the split does not exist.
     """
     from mads_bench.datasets import load_mads_dataset
 
     if not source:
-        raise ValueError(
+        raise UsageError(
             "dataset_name is required: a folder written by `mads-bench build-dataset` or a Hub id."
         )
     splits = load_mads_dataset(source, config)
     if train_split not in splits:
-        raise ValueError(
+        raise UsageError(
             f"dataset {source!r} config {config!r}: no split {train_split!r} (has {sorted(splits)})"
         )
     train = splits[train_split]
@@ -110,7 +112,7 @@ def select_conversations(dataset: Dataset, num_conversations: int | None, *, see
     if num_conversations is None:
         return dataset
     if "conversation_id" not in dataset.column_names:
-        raise ValueError("num_conversations needs a `conversation_id` column (the grpo config)")
+        raise UsageError("num_conversations needs a `conversation_id` column (the grpo config)")
     ids = sorted(set(dataset["conversation_id"]))
     if num_conversations >= len(ids):
         return dataset

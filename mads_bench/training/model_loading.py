@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from mads_bench.models import load_causal_lm, load_tokenizer, resolve_model
+from mads_bench.errors import UsageError
+from mads_bench.models import load_causal_lm, load_tokenizer, reading_model_folder, resolve_model
 
 if TYPE_CHECKING:
     from peft import PeftConfig, PeftModel
@@ -66,7 +67,7 @@ def build_quantization_config(
     from transformers import BitsAndBytesConfig
 
     if model_args.load_in_4bit and model_args.load_in_8bit:
-        raise ValueError("ModelConfig: set only one of `load_in_4bit` and `load_in_8bit`.")
+        raise UsageError("ModelConfig: set only one of `load_in_4bit` and `load_in_8bit`.")
     if model_args.load_in_8bit:
         return BitsAndBytesConfig(load_in_8bit=True)
     if not model_args.load_in_4bit:
@@ -107,7 +108,7 @@ def load_model_and_tokenizer(
         `tuple`: `(model, tokenizer)`; the tokenizer always has a pad token.
     """
     if not model_args.model_name_or_path:
-        raise ValueError("ModelConfig: `model_name_or_path` is required (e.g. `tiny-lm`).")
+        raise UsageError("ModelConfig: `model_name_or_path` is required (e.g. `tiny-lm`).")
     path = resolve_model(model_args.model_name_or_path)
     tokenizer = load_tokenizer(path, padding_side=padding_side)
     if tokenizer.pad_token is None:
@@ -141,7 +142,7 @@ def build_peft_config(
         `peft.LoraConfig | None`: None when `use_peft` is off.
 
     Raises:
-        `ValueError`: When `top_layers` is below 1.
+        `UsageError`: When `top_layers` is below 1.
     """
     from trl import get_peft_config
 
@@ -149,7 +150,7 @@ def build_peft_config(
     if config is None or top_layers is None:
         return config
     if top_layers < 1:
-        raise ValueError(f"lora_top_layers must be at least 1, got {top_layers}.")
+        raise UsageError(f"lora_top_layers must be at least 1, got {top_layers}.")
     depth = model.config.num_hidden_layers
     if top_layers < depth:
         config.layers_to_transform = list(range(depth - top_layers, depth))
@@ -175,7 +176,8 @@ def load_trainable_adapter(model: PreTrainedModel, adapter_path: str | Path) -> 
             f"sft_adapter_path {str(adapter_path)!r}: no adapter_config.json; point it at the "
             "output_dir of recipes/sft.py (trained with use_peft: true)."
         )
-    return PeftModel.from_pretrained(model, str(adapter_path), is_trainable=True)
+    with reading_model_folder(adapter_path):
+        return PeftModel.from_pretrained(model, str(adapter_path), is_trainable=True)
 
 
 def merge_adapter(

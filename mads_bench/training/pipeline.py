@@ -23,6 +23,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mads_bench.errors import MadsBenchError
+
+
+class TrainingRunError(MadsBenchError, RuntimeError):
+    """A recipe launch that exited non-zero (its output is in the run's log file)."""
+
+
 __all__ = ["DEMO_GRPO_CONFIG", "DEMO_SFT_CONFIG", "REPO_ROOT", "run_recipe", "run_sft_then_grpo"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +111,8 @@ def run_recipe(
         `dict`: The stage summary (see the module docstring).
 
     Raises:
-        `RuntimeError`: When the launch fails; the message ends with its last output lines.
+        `TrainingRunError`: When the launch fails; the message names the log and ends with its
+            last output lines.
     """
     output_dir = Path(output_dir).resolve()
     dataset = str(Path(dataset).resolve()) if Path(dataset).exists() else str(dataset)
@@ -118,7 +126,7 @@ def run_recipe(
     code, tail = _launch(command, env or dict(os.environ), Path(f"{output_dir}.log"), echo)
     wall = time.perf_counter() - start
     if code != 0:
-        raise RuntimeError(f"{recipe} failed (exit {code}):\n{tail}")
+        raise TrainingRunError(f"{recipe} failed (exit {code}), log {output_dir}.log:\n{tail}")
     summary = _stage_summary(output_dir, wall)
     log(
         f"[train] {Path(recipe).stem}: {summary['steps']} steps, "

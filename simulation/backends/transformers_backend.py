@@ -88,13 +88,12 @@ class TransformersBackend(BaseChatBackend):
             if self._model is not None:
                 return
             import torch
-            from transformers import AutoTokenizer
 
             from mads_bench.adapters import load_for_inference
-            from mads_bench.models import resolve_model
+            from mads_bench.models import load_tokenizer, resolve_model
 
             path = resolve_model(self.model_name)
-            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            tokenizer = load_tokenizer(str(path))
             if not tokenizer.chat_template:
                 raise BackendError(
                     f"{self.spec!r}: the tokenizer in {path} has no chat template; "
