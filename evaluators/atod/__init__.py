@@ -2,7 +2,8 @@
 
 Public API:
 
-- data: `load_dialogues`, `write_dialogues`, `strip_gold`, `Dialogue`, `Goal`, `Turn`
+- data: `load_dialogues`, `write_dialogues`, `strip_gold`, `Dialogue`, `Goal`, `Turn`,
+  `Prediction` (no complexity label needed), `TrackerInput` (id and turns only)
 - metrics: `dgcr`, `ntc`, `status_at`, `correlation`, `score_dialogues`, `render_markdown`
 - matching: `GoalMatcher` (`strict` / `release`), `JudgeBackend`
 - judge metrics: `add_judge_metrics` (MRA, PE, turn relevance, coherence)
@@ -10,7 +11,16 @@ Public API:
 """
 
 from evaluators.atod.baselines import track_with_judge
-from evaluators.atod.data import Dialogue, Goal, Turn, load_dialogues, strip_gold, write_dialogues
+from evaluators.atod.data import (
+    Dialogue,
+    Goal,
+    Prediction,
+    TrackerInput,
+    Turn,
+    load_dialogues,
+    strip_gold,
+    write_dialogues,
+)
 from evaluators.atod.judge import JudgeBackend
 from evaluators.atod.judge_metrics import add_judge_metrics
 from evaluators.atod.lifecycle import correlation, dgcr, ntc, status_at
@@ -24,6 +34,8 @@ __all__ = [
     "Goal",
     "GoalMatcher",
     "JudgeBackend",
+    "Prediction",
+    "TrackerInput",
     "Turn",
     "correlation",
     "dgcr",

@@ -5,7 +5,7 @@ import json
 import datasets
 import evaluate
 
-from evaluators.atod.data import parse_dialogues
+from evaluators.atod.data import Prediction, parse_dialogues
 from evaluators.atod.report import score_dialogues
 
 _DESCRIPTION = """\
@@ -66,7 +66,9 @@ class Atod(evaluate.Metric):
         mode: str = "release",
         threshold: float = 0.40,
     ) -> dict:
-        pred = parse_dialogues([json.loads(p) for p in predictions], "predictions")
+        pred = parse_dialogues(
+            [json.loads(p) for p in predictions], "predictions", model=Prediction
+        )
         gold = parse_dialogues([json.loads(r) for r in references], "references")
         report = score_dialogues(pred, gold, mode=mode, threshold=threshold)
         report.pop("per_dialogue")

@@ -28,7 +28,15 @@ from typing import Literal
 
 import numpy as np
 
-from evaluators.atod.data import Dialogue, Goal, StatusEntry, Turn, strip_gold
+from evaluators.atod.data import (
+    Dialogue,
+    Goal,
+    Prediction,
+    StatusEntry,
+    TrackerInput,
+    Turn,
+    strip_gold,
+)
 from evaluators.atod.judge import STATUS_LABELS, JudgeBackend, _first_json_object
 from evaluators.atod.matching import Embedder
 
@@ -132,7 +140,7 @@ def parse_table(text: str) -> list[dict] | None:
     return rows
 
 
-def _to_dialogue(source: Dialogue, table: _Table, method: str) -> Dialogue:
+def _to_dialogue(source: Dialogue | TrackerInput, table: _Table, method: str) -> Prediction:
     goals = []
     for goal_id, g in table.goals.items():
         history = table.history[goal_id]
@@ -151,7 +159,7 @@ def _to_dialogue(source: Dialogue, table: _Table, method: str) -> Dialogue:
                 completion_turn=done[-1] if g["status"] == "completed" and done else None,
             )
         )
-    return Dialogue(
+    return Prediction(
         dialogue_id=source.dialogue_id,
         dialogue_index=source.dialogue_index,
         complexity_class=source.complexity_class,
@@ -171,24 +179,25 @@ def _rag_context(vectors: np.ndarray, turns: list[tuple[str, str]], t: int, k: i
 
 
 def track_with_judge(
-    dialogues: list[Dialogue],
+    dialogues: list[Dialogue] | list[TrackerInput],
     judge: JudgeBackend,
     *,
     method: Method = "prompt-only",
     top_k: int = 5,
     embedder: Embedder | None = None,
-) -> list[Dialogue]:
+) -> list[Prediction]:
     """Track goals with a prompt-only or RAG baseline and return ATOD-format predictions.
 
     Args:
-        dialogues (`list[Dialogue]`): Input dialogues; only speaker and utterance are read.
+        dialogues (`list[Dialogue] | list[TrackerInput]`): Input dialogues; only speaker and
+            utterance are read.
         judge (`JudgeBackend`): Answers one goal-table prompt per dialogue and turn.
         method (`str`): `prompt-only` or `rag`.
         top_k (`int`): Past turns retrieved per turn (`rag`).
         embedder (`Embedder`, *optional*): Texts -> normalised vectors (`rag`; MiniLM if None).
 
     Returns:
-        `list[Dialogue]`: One prediction per input dialogue, in order.
+        `list[Prediction]`: One prediction per input dialogue, in order.
     """
     if method not in ("prompt-only", "rag"):
         raise ValueError(f"unknown baseline method {method!r}; use 'prompt-only' or 'rag'")

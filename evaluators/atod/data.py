@@ -8,6 +8,11 @@ One dialogue (SPEC §4.5, `../shared/data/atod_sample/schema.json`)::
                   first_mentioned_turn, completion_turn}],
      turns: [{turn_id, speaker, utterance, all_goals, goal_status_changes}]}
 
+Three views of it: `Dialogue` (gold: everything above is required), `Prediction` (what
+`atod score --pred` reads: the same without `complexity_class`, which is taken from gold) and
+`TrackerInput` (what `atod track` reads: an id and turns with speaker and utterance; gold in
+it is kept but not validated, so turns-only files work).
+
 Files are a JSON array (as published) or JSONL. Statuses are read case-insensitively and
 stored lowercase. Unknown extra keys are kept (the release schema allows them). A malformed
 file raises `CatalogError` naming the file, the dialogue and the field::
@@ -25,11 +30,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
-from mads_bench.loading import CatalogError, read_data_file, validation_error
+from mads_bench.files import atomic_write_text
+from mads_bench.loading import CatalogError, validation_error
 
 Status = Literal["not_mentioned", "open", "pending", "completed", "failed", "abandoned"]
 STATUSES: tuple[str, ...] = Status.__args__
@@ -79,6 +92,13 @@ class StatusChange(_Record):
     _lower = field_validator("new_status", mode="before")(_lower_status)
 
 
+def _upper_speaker(value: Any) -> Any:
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+Complexity = Literal["medium", "complex"]
+
+
 class Turn(_Record):
     """One utterance; the tracker may read only `speaker` and `utterance`."""
 
@@ -87,18 +107,14 @@ class Turn(_Record):
     utterance: str = Field(description="What is said.")
     all_goals: list[dict[str, Any]] = Field(default_factory=list, description="Per-turn states.")
     goal_status_changes: list[StatusChange] = Field(default_factory=list)
-
-    @field_validator("speaker", mode="before")
-    @classmethod
-    def _upper_speaker(cls, value: Any) -> Any:
-        return value.strip().upper() if isinstance(value, str) else value
+    _upper = field_validator("speaker", mode="before")(_upper_speaker)
 
 
 class Dialogue(_Record):
     """One ATOD dialogue."""
 
     dialogue_id: str = Field(min_length=1, description="Unique id.")
-    complexity_class: Literal["medium", "complex"] = Field(description="Construction label.")
+    complexity_class: Complexity = Field(description="Construction label.")
     goal_list: list[Goal] = Field(description="Goals with their final statuses and histories.")
     turns: list[Turn] = Field(min_length=1, description="The utterances in order.")
     metadata: dict[str, Any] = Field(default_factory=dict, description="Dialogue attributes.")
@@ -110,18 +126,71 @@ class Dialogue(_Record):
         return max(turn.turn_id for turn in self.turns)
 
 
-def parse_dialogues(data: Any, path: Path | str = "<data>") -> list[Dialogue]:
+class Prediction(Dialogue):
+    """A tracker's output: a dialogue whose complexity label may be absent (gold has it)."""
+
+    complexity_class: Complexity | None = Field(
+        default=None, description="Copied from the tracker input when it had one."
+    )
+
+
+class TrackerTurn(_Record):
+    """What a tracker reads of a turn: who speaks and what is said."""
+
+    speaker: Literal["USER", "SYSTEM"] = Field(description="Who speaks.")
+    utterance: str = Field(description="What is said.")
+    turn_id: int | None = Field(default=None, description="1-based turn id (default: position).")
+    _upper = field_validator("speaker", mode="before")(_upper_speaker)
+
+
+class TrackerInput(_Record):
+    """A dialogue as `atod track` reads it: an id and turns; gold keys are carried, not read."""
+
+    dialogue_id: str = Field(min_length=1, description="Unique id (pairs predictions with gold).")
+    turns: list[TrackerTurn] = Field(min_length=1, description="The utterances in order.")
+    dialogue_index: int | None = Field(default=None, description="Position in the release.")
+    complexity_class: Complexity | None = Field(default=None, description="Copied if given.")
+
+    @field_validator("turns")
+    @classmethod
+    def _number_turns(cls, turns: list[TrackerTurn]) -> list[TrackerTurn]:
+        given = [turn.turn_id is not None for turn in turns]
+        if any(given) and not all(given):
+            raise PydanticCustomError(
+                "mixed_turn_ids",
+                "turns[{index}] has no turn_id; give every turn one, or none",
+                {"index": given.index(False)},
+            )
+        for position, turn in enumerate(turns, start=1):
+            if turn.turn_id is None:
+                turn.turn_id = position
+        return turns
+
+
+RecordT = TypeVar("RecordT", Dialogue, Prediction, TrackerInput)
+
+
+def parse_dialogues(
+    data: Any, path: Path | str = "<data>", *, model: type[RecordT] = Dialogue
+) -> list[RecordT]:
     """Validate already-parsed JSON (a list of dialogue dicts, or one dict) as dialogues.
 
     Args:
         data (`Any`): The parsed file content.
         path (`Path | str`): Shown in error messages.
+        model (`type`): `Dialogue` (gold, default), `Prediction` or `TrackerInput`.
 
     Returns:
-        `list[Dialogue]`: The dialogues in file order.
+        `list`: The dialogues in file order, as `model` records.
 
     Raises:
         `CatalogError`: Naming the file, the dialogue (index and id) and the field.
+
+    Example:
+        >>> turns = [{"speaker": "user", "utterance": "Book a hotel."}]
+        >>> dialogue = parse_dialogues([{"dialogue_id": "d1", "turns": turns}], model=TrackerInput)
+        >>> dialogue[0].turns[0].speaker, dialogue[0].turns[0].turn_id
+        ('USER', 1)
     """
     if isinstance(data, dict):
         data = [data]
@@ -136,10 +205,11 @@ def parse_dialogues(data: Any, path: Path | str = "<data>") -> list[Dialogue]:
         if not isinstance(item, dict):
             raise CatalogError(path, label, f"expected an object, got {type(item).__name__}")
         try:
-            dialogue = Dialogue.model_validate(item)
+            dialogue = model.model_validate(item)
         except ValidationError as err:
             raise validation_error(path, err, prefix=label) from None
-        _check_consistency(dialogue, path, label)
+        if isinstance(dialogue, Dialogue):
+            _check_consistency(dialogue, path, label)
         if dialogue.dialogue_id in seen:
             raise CatalogError(path, f"{label}.dialogue_id", "duplicate dialogue id")
         seen.add(dialogue.dialogue_id)
@@ -161,14 +231,16 @@ def _check_consistency(dialogue: Dialogue, path: Path | str, label: str) -> None
             raise CatalogError(path, f"{where}.status_history", "turns are not in order")
 
 
-def load_dialogues(path: Path | str) -> list[Dialogue]:
+def load_dialogues(path: Path | str, *, model: type[RecordT] = Dialogue) -> list[RecordT]:
     """Read an ATOD file (JSON array as published, or JSONL).
 
     Args:
-        path (`Path | str`): The file.
+        path (`Path | str`): The file: a JSON array (any file starting with `[`, and every
+            `.json` file) or JSONL (one dialogue object per line).
+        model (`type`): `Dialogue` (gold, default), `Prediction` or `TrackerInput`.
 
     Returns:
-        `list[Dialogue]`: The dialogues in file order.
+        `list`: The dialogues in file order (none for an empty file).
 
     Raises:
         `CatalogError`: Unreadable file, bad JSON (line/column) or a malformed dialogue.
@@ -178,54 +250,73 @@ def load_dialogues(path: Path | str) -> list[Dialogue]:
         12
     """
     path = Path(path)
-    if path.suffix not in {".json", ".jsonl"}:
-        # read_data_file picks the parser from the suffix; sniff the first character instead.
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
-        data = _parse_unknown_suffix(path, text)
-    else:
-        data = read_data_file(path)
-    return parse_dialogues(data, path)
+    return parse_dialogues(_read_json_records(path), path, model=model)
 
 
-def _parse_unknown_suffix(path: Path, text: str) -> Any:
-    if not path.is_file():
-        raise CatalogError(path, "", "cannot read file (no such file)")
-    stripped = text.lstrip()
+def _read_json_records(path: Path) -> Any:
+    if path.is_dir():
+        raise CatalogError(path, "", "is a folder; expected a JSON or JSONL file")
     try:
-        if stripped.startswith("["):
+        raw = path.read_bytes()
+    except OSError as err:
+        raise CatalogError(path, "", f"cannot read file ({err.strerror})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise CatalogError(path, f"byte {err.start}", "not UTF-8 text") from None
+    if not text.strip():
+        return []
+    # A dialogue is an object, so a file that starts with `[` is a JSON array whatever its name.
+    array = path.suffix == ".json" or text.lstrip()[0] == "["
+    if array:
+        try:
             return json.loads(text)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as err:
-        raise CatalogError(path, f"line {err.lineno} column {err.colno}", err.msg) from None
+        except json.JSONDecodeError as err:
+            reason = err.msg
+            if reason == "Extra data":
+                reason += " (a .json file holds one array; name a JSONL file .jsonl)"
+            raise CatalogError(path, f"line {err.lineno} column {err.colno}", reason) from None
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as err:
+            raise CatalogError(path, f"line {number} column {err.colno}", err.msg) from None
+    return rows
 
 
 def write_dialogues(dialogues: list[Dialogue], path: Path | str) -> None:
     """Write dialogues as JSONL (`.jsonl`) or as a JSON array (any other suffix).
 
+    The file is replaced whole (`atomic_write_text`): a failed write keeps the old one.
+
     Args:
-        dialogues (`list[Dialogue]`): What to write.
+        dialogues (`list[Dialogue]`): What to write (a `Prediction` without a complexity
+            label is written without the key).
         path (`Path | str`): Target file; parent folders are created.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     rows = [d.model_dump(mode="json") for d in dialogues]
+    for row in rows:
+        if row.get("complexity_class", "") is None:
+            del row["complexity_class"]
     if path.suffix == ".jsonl":
-        path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     else:
-        path.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n")
+        text = json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
+    atomic_write_text(path, text)
 
 
-def strip_gold(dialogue: Dialogue) -> list[tuple[str, str]]:
+def strip_gold(dialogue: Dialogue | TrackerInput) -> list[tuple[str, str]]:
     """Return only what a tracker may see: `(speaker, utterance)` per turn, in order.
 
     Args:
-        dialogue (`Dialogue`): A gold dialogue.
+        dialogue (`Dialogue | TrackerInput`): A gold dialogue or a tracker input.
 
     Returns:
-        `list[tuple[str, str]]`: The speaker and utterance of each turn.
+        `list[tuple[str, str]]`: The speaker and utterance of each turn, by turn id.
     """
-    return [(turn.speaker, turn.utterance) for turn in sorted(dialogue.turns, key=_turn_key)]
-
-
-def _turn_key(turn: Turn) -> int:
-    return turn.turn_id
+    turns = sorted(dialogue.turns, key=lambda turn: turn.turn_id)
+    return [(turn.speaker, turn.utterance) for turn in turns]

@@ -14,8 +14,8 @@ so the dot product is the cosine). Then:
 Example:
     >>> import numpy as np
     >>> sim = np.array([[0.9, 0.5], [0.45, 0.2]])
-    >>> assign_one_to_one(sim, sim >= 0.4)
-    {0: 0}
+    >>> assign_one_to_one(sim, sim >= 0.4)  # 0.5 + 0.45 beats 0.9 alone
+    {0: 1, 1: 0}
 """
 
 from __future__ import annotations

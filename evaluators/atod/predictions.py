@@ -1,8 +1,9 @@
 """Turning a tracker run into an ATOD-format dialogue, so `atod score` can read it.
 
-Only identifiers travel from the input dialogue (`dialogue_id`, `dialogue_index`,
-`complexity_class`, used to pair and group predictions with gold); the goals, statuses,
-per-turn records and metadata all come from the tracker.
+Only identifiers travel from the input dialogue (`dialogue_id`, `dialogue_index` and, when
+the input has one, `complexity_class`; `atod score` pairs by id and groups by gold's label);
+the goals, statuses, per-turn records and metadata all come from the tracker. The input is a
+gold `Dialogue` or a turns-only `TrackerInput`.
 
 Example:
     >>> from evaluators.atod.data import load_dialogues  # doctest: +SKIP
@@ -15,7 +16,7 @@ Example:
 
 from __future__ import annotations
 
-from evaluators.atod.data import Dialogue, Goal, StatusEntry, Turn
+from evaluators.atod.data import Dialogue, Goal, Prediction, StatusEntry, TrackerInput, Turn
 from evaluators.atod.memory import TrackedGoal
 from evaluators.atod.tracker import TrackerState
 
@@ -39,19 +40,20 @@ def tracked_to_goal(goal: TrackedGoal) -> Goal:
     )
 
 
-def prediction_dialogue(source: Dialogue, state: TrackerState) -> Dialogue:
+def prediction_dialogue(source: Dialogue | TrackerInput, state: TrackerState) -> Prediction:
     """Build the predicted dialogue for `source` from a tracker run.
 
     Args:
-        source (`Dialogue`): The input dialogue (only its ids and complexity label are used).
+        source (`Dialogue | TrackerInput`): The input dialogue (only its ids and complexity
+            label are used).
         state (`TrackerState`): What `MemoryTracker.track` returned for its turns.
 
     Returns:
-        `Dialogue`: Predicted goals, per-turn states and metadata, in the ATOD format.
+        `Prediction`: Predicted goals, per-turn states and metadata, in the ATOD format.
     """
     goals = [tracked_to_goal(g) for g in state.goals]
     statuses = {entry.status for g in goals for entry in g.status_history}
-    return Dialogue(
+    return Prediction(
         dialogue_id=source.dialogue_id,
         dialogue_index=source.dialogue_index,
         complexity_class=source.complexity_class,

@@ -21,6 +21,7 @@ from evaluators.atod.judge import JudgeBackend
 from evaluators.atod.lifecycle import correlation, dgcr, ntc, pooled_goals
 from evaluators.atod.matching import DEFAULT_THRESHOLD, Embedder, GoalMatcher, Mode
 from evaluators.atod.scoring import CORRELATED, PROGRESS_BINS, score_dialogue
+from mads_bench.errors import UsageError
 
 SPLITS = ("medium", "complex")
 
@@ -95,12 +96,17 @@ def score_dialogues(
         `dict`: Overall figures, `by_complexity`, `per_dialogue`, `missing_predictions`.
 
     Raises:
-        `ValueError`: When a prediction's `dialogue_id` is not in the gold file.
+        `UsageError` (a `ValueError`): When there is no gold dialogue, or a prediction's
+            `dialogue_id` is not in the gold file.
     """
+    if not gold:
+        raise UsageError("no gold dialogues to score")
     by_id = {d.dialogue_id: d for d in pred}
     unknown = sorted(set(by_id) - {d.dialogue_id for d in gold})
     if unknown:
-        raise ValueError(f"predictions for dialogues not in the gold file: {unknown[:5]}")
+        raise UsageError(
+            f"predictions for dialogues not in the gold file ({len(unknown)}): {unknown[:5]}"
+        )
     matcher = GoalMatcher(mode=mode, threshold=threshold, embedder=embedder, judge=judge)
     rows, paired, missing = [], [], []
     for g in gold:

@@ -21,7 +21,8 @@ online mode and returns the goal table after the turn.
 
 Example:
     >>> tracker = MemoryTracker()  # doctest: +SKIP
-    >>> state = tracker.track([("USER", "I need to book a flight to Boston on May 3rd.")])
+    >>> turns = [("USER", "I need to book a flight to Boston on May 3rd.")]
+    >>> state = tracker.track(turns)  # doctest: +SKIP
     >>> state.goals[0].intent, state.goals[0].status  # doctest: +SKIP
     ('ReserveOnewayFlight', 'open')
 """

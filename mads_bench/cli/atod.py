@@ -6,6 +6,9 @@ Examples::
         --out predictions.jsonl
     mads-bench atod score --pred predictions.jsonl \\
         --gold ../shared/data/atod_sample/medium_sample.json --mode strict --json
+
+`track` reads published dialogues or turns-only ones (`{dialogue_id, turns: [{speaker,
+utterance}]}`); failures are raised as `MadsBenchError`s, which `main` prints as one line.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ import time
 from pathlib import Path
 
 from mads_bench.cli import atod_generate
+from mads_bench.cli.args import positive_int, unit_interval
 from mads_bench.cli.output import print_json
+from mads_bench.errors import UsageError
+from mads_bench.files import check_outputs
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -36,7 +42,10 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="release: lenient like the ATOD release (default); strict: one-to-one, exact.",
     )
     score.add_argument(
-        "--threshold", type=float, default=0.40, help="Goal-matching cosine (default 0.40)."
+        "--threshold",
+        type=unit_interval,
+        default=0.40,
+        help="Goal-matching cosine in [0, 1] (default 0.40).",
     )
     score.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
     score.add_argument(
@@ -62,10 +71,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         dest="dialogues",
         type=Path,
         required=True,
-        help="ATOD dialogues (JSON or JSONL); gold annotations in it are ignored.",
+        help="ATOD dialogues (JSON or JSONL): published ones or turns-only "
+        "({dialogue_id, turns: [{speaker, utterance}]}); gold annotations are ignored.",
     )
     track.add_argument("--out", type=Path, required=True, help="Output file (.jsonl or .json).")
-    track.add_argument("--limit", type=int, help="Only the first N dialogues.")
+    track.add_argument("--limit", type=positive_int, help="Only the first N dialogues.")
     track.add_argument(
         "--method",
         choices=["memory", "prompt-only", "rag"],
@@ -75,31 +85,30 @@ def register(commands: argparse._SubParsersAction) -> None:
     track.add_argument(
         "--judge", help="Judge backend spec (optional for memory, required for the baselines)."
     )
-    track.add_argument("--top-k", type=int, default=5, help="Past turns retrieved by rag.")
+    track.add_argument(
+        "--top-k", type=positive_int, default=5, help="Past turns retrieved by rag (default 5)."
+    )
     track.set_defaults(handler=run_track)
 
     atod_generate.register(sub)
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from evaluators.atod.data import load_dialogues
+    """Handler of `atod score`; returns the exit status."""
+    from evaluators.atod.data import Prediction
     from evaluators.atod.report import render_markdown, score_dialogues
 
     if args.judge_metrics and not args.judge:
-        print("error: --judge-metrics needs --judge SPEC", file=sys.stderr)
-        return 2
-    try:
-        judge = _judge(args.judge)
-    except ValueError as err:
-        print(f"error: --judge: {err}", file=sys.stderr)
-        return 2
-    gold = load_dialogues(args.gold)
-    pred = load_dialogues(args.pred)
+        raise UsageError("--judge-metrics needs --judge SPEC")
+    if args.per_dialogue and not args.json:
+        raise UsageError("--per-dialogue needs --json (the rows are only in the JSON report)")
+    judge = _judge(args.judge)
+    gold = _load("--gold", args.gold)
+    pred = _load("--pred", args.pred, model=Prediction)
     try:
         report = score_dialogues(pred, gold, mode=args.mode, threshold=args.threshold, judge=judge)
-    except ValueError as err:
-        print(f"error: {args.pred}: {err}", file=sys.stderr)
-        return 2
+    except UsageError as err:
+        raise UsageError(f"--pred {args.pred}: {err}") from None
     if args.judge_metrics:
         from evaluators.atod.judge_metrics import add_judge_metrics, render_judge_markdown
         from evaluators.atod.matching import GoalMatcher
@@ -119,29 +128,41 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load(flag: str, path: Path, model: type | None = None) -> list:
+    """The dialogues of `path` as `model` records; an empty file is refused, naming the flag."""
+    from evaluators.atod.data import Dialogue, load_dialogues
+
+    dialogues = load_dialogues(path, model=model or Dialogue)
+    if not dialogues:
+        raise UsageError(f"{flag} {path}: no dialogues in the file")
+    return dialogues
+
+
 def _judge(spec: str | None):
     """The judge backend for `spec` from the simulation registry (None without a spec)."""
     if not spec:
         return None
     from simulation.backends import get_backend
 
-    return get_backend(spec)
+    try:
+        return get_backend(spec)
+    except ValueError as err:
+        raise UsageError(f"--judge: {err}") from None
 
 
 def run_track(args: argparse.Namespace) -> int:
-    from evaluators.atod.data import load_dialogues, strip_gold, write_dialogues
+    """Handler of `atod track`; returns the exit status."""
+    from evaluators.atod.data import TrackerInput, strip_gold, write_dialogues
     from evaluators.atod.predictions import prediction_dialogue
     from evaluators.atod.tracker import MemoryTracker
 
     if args.method != "memory" and not args.judge:
-        print(f"error: --method {args.method} needs --judge SPEC", file=sys.stderr)
-        return 2
-    try:
-        judge = _judge(args.judge)
-    except ValueError as err:
-        print(f"error: --judge: {err}", file=sys.stderr)
-        return 2
-    dialogues = load_dialogues(args.dialogues)[: args.limit]
+        raise UsageError(f"--method {args.method} needs --judge SPEC")
+    check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
+    if args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a folder; give a .jsonl or .json file")
+    judge = _judge(args.judge)
+    dialogues = _load("--dialogues", args.dialogues, model=TrackerInput)[: args.limit]
     out, start = [], time.perf_counter()
     turns = sum(len(d.turns) for d in dialogues)
     if args.method == "memory":

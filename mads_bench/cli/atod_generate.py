@@ -17,7 +17,10 @@ import json
 import sys
 from pathlib import Path
 
+from mads_bench.cli.args import non_negative_int, positive_int, unit_interval
 from mads_bench.cli.output import print_json
+from mads_bench.errors import UsageError
+from mads_bench.files import check_outputs
 
 DEFAULT_SGD = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd" / "train"
@@ -40,13 +43,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(default: ../shared/data/sgd/train).",
     )
     gen.add_argument("--out", type=Path, required=True, help="Output folder.")
-    gen.add_argument("--num", type=int, default=100, help="Dialogues to generate (default 100).")
-    gen.add_argument("--seed", type=int, default=0, help="Seed (same seed, same output).")
+    gen.add_argument(
+        "--num", type=positive_int, default=100, help="Dialogues to generate (default 100)."
+    )
+    gen.add_argument(
+        "--seed", type=non_negative_int, default=0, help="Seed (same seed, same output)."
+    )
     gen.add_argument(
         "--complex-share",
-        type=float,
+        type=unit_interval,
         default=0.35,
-        help="Share of complex dialogues (paper default 0.35).",
+        help="Share of complex dialogues in [0, 1] (paper default 0.35).",
     )
     gen.add_argument(
         "--backend",
@@ -55,19 +62,34 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(transformers:<model>, openai:<model>@<url>).",
     )
     gen.add_argument("--judge", help="Backend spec of an LLM verifier (PASS/FAIL), optional.")
-    gen.add_argument("--max-files", type=int, help="Read only the first N SGD dialogue files.")
+    gen.add_argument(
+        "--max-files",
+        type=positive_int,
+        help="Read only the first N SGD dialogue files (the first ~42 of SGD train are "
+        "single-domain and give no goal sequence).",
+    )
     gen.add_argument("--json", action="store_true", help="Print the run report as JSON.")
     gen.set_defaults(handler=run_generate)
+
+
+# GenerationConfig fields -> the flags that set them, for error messages.
+_FLAGS = {
+    "sgd_dir": "--sgd",
+    "num_dialogues": "--num",
+    "complex_share": "--complex-share",
+    "max_files": "--max-files",
+    "backend": "--backend",
+    "judge": "--judge",
+}
 
 
 def run_generate(args: argparse.Namespace) -> int:
     """Handler of `atod generate`; returns the exit status."""
     from simulation.atod_generation import GenerationConfig, generate, render_statistics
     from simulation.atod_generation.dataset import save_result, summary
+    from simulation.atod_generation.errors import GenerationError
 
-    if args.num < 1 or not 0.0 <= args.complex_share <= 1.0:
-        print("error: --num must be >= 1 and --complex-share in [0, 1]", file=sys.stderr)
-        return 2
+    check_outputs({"--sgd": args.sgd}, {"--out": args.out}, folders=["--out"])
     config = GenerationConfig(
         sgd_dir=args.sgd,
         num_dialogues=args.num,
@@ -79,9 +101,11 @@ def run_generate(args: argparse.Namespace) -> int:
     )
     try:
         result = generate(config)
-    except (FileNotFoundError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    except GenerationError as err:
+        if err.setting not in _FLAGS:
+            raise
+        flag = _FLAGS[err.setting] + ("" if err.value is None else f" {err.value}")
+        raise UsageError(f"{flag}: {err.reason}") from None
     paths = save_result(result, args.out)
     if args.json:
         print_json(args, json.loads(paths["report"].read_text()))

@@ -25,6 +25,7 @@ from typing import Any
 
 from evaluators.atod.data import parse_dialogues
 from evaluators.atod.lifecycle import dgcr, ntc, pooled_goals
+from mads_bench.files import atomic_write_text
 from simulation.atod_generation.graph import render_statistics
 from simulation.atod_generation.pipeline import GenerationResult
 
@@ -121,6 +122,9 @@ def render_card(result: GenerationResult) -> str:
 def save_result(result: GenerationResult, out_dir: Path | str) -> dict[str, Path]:
     """Write the JSON file, the HF dataset, the card and the run report.
 
+    The three text files are replaced whole (`atomic_write_text`), so a failed run leaves
+    the previous ones as they were.
+
     Args:
         result (`GenerationResult`): What `pipeline.generate` returned.
         out_dir (`Path | str`): Target folder (created).
@@ -138,9 +142,11 @@ def save_result(result: GenerationResult, out_dir: Path | str) -> dict[str, Path
         "card": out / "README.md",
         "report": out / "generation.json",
     }
-    paths["dialogues"].write_text(json.dumps(result.records, ensure_ascii=False, indent=1) + "\n")
+    atomic_write_text(
+        paths["dialogues"], json.dumps(result.records, ensure_ascii=False, indent=1) + "\n"
+    )
     Dataset.from_list(dataset_rows(result.records)).save_to_disk(str(paths["dataset"]))
-    paths["card"].write_text(render_card(result))
+    atomic_write_text(paths["card"], render_card(result))
     config = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(result.config).items()}
     report = {
         "config": config,
@@ -153,5 +159,5 @@ def save_result(result: GenerationResult, out_dir: Path | str) -> dict[str, Path
         "seconds": round(result.seconds, 3),
         "summary": summary(result.records),
     }
-    paths["report"].write_text(json.dumps(report, indent=2) + "\n")
+    atomic_write_text(paths["report"], json.dumps(report, indent=2) + "\n")
     return paths

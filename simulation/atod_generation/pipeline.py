@@ -11,6 +11,11 @@ templates) or any `simulation.backends` spec (`transformers:<model>`,
 `openai:<model>@<url>`, `fake:` in tests), which rewrites goal descriptions and turns under
 the value-preservation check of `annotate` / `render`. `judge` adds the LLM verifier.
 
+Settings that cannot work fail before any dialogue is written, with a `GenerationError`
+naming the setting: backend specs are resolved first; too few SGD files (the first ones of
+the train split are all single-domain, so they give no goal sequence), a graph too small for
+complex dialogues, or too few distinct walks for `num_dialogues` are refused.
+
 Example:
     >>> config = GenerationConfig(sgd_dir="../shared/data/sgd/train", num_dialogues=5)
     >>> result = generate(config)  # doctest: +SKIP
@@ -29,12 +34,13 @@ from typing import Any
 
 from simulation.atod_generation.annotate import annotate_walk, describe_with_backend
 from simulation.atod_generation.dialogue import plan_dialogue
+from simulation.atod_generation.errors import GenerationError
 from simulation.atod_generation.graph import CooccurrenceGraph, GraphStatistics
 from simulation.atod_generation.labels import build_record
 from simulation.atod_generation.render import realize_with_backend, render_plan
 from simulation.atod_generation.sequences import SgdCorpus, load_sgd_corpus
 from simulation.atod_generation.verify import verify_record
-from simulation.atod_generation.walks import Stratum, Walk, sample_walks
+from simulation.atod_generation.walks import Stratum, Walk, allocate, sample_walks, walk_reach
 
 GENERATOR = "mads-bench atod generate"
 
@@ -67,12 +73,15 @@ class GenerationResult:
     corpus_dialogues: int = 0
 
 
-def _resolve(spec: str | None):
+def _resolve(spec: str | None, setting: str):
     if spec is None or spec == "scripted":
         return None
     from simulation.backends import get_backend
 
-    return get_backend(spec)
+    try:
+        return get_backend(spec)
+    except ValueError as err:
+        raise GenerationError(str(err), setting) from None
 
 
 def generate_one(
@@ -123,6 +132,46 @@ def build_graph(
     return corpus, CooccurrenceGraph.build(corpus.sequences)
 
 
+def _more_files(config: GenerationConfig) -> str:
+    return f" or read more SGD files than {config.max_files}" if config.max_files else ""
+
+
+def _check_graph(
+    graph: CooccurrenceGraph,
+    corpus: SgdCorpus,
+    config: GenerationConfig,
+    strata: tuple[Stratum, ...],
+) -> None:
+    """Refuse, naming the setting, a graph on which the strata's walks cannot be drawn."""
+    if config.max_files:
+        files, more = ("max_files", config.max_files), "read more files"
+    else:
+        files, more = ("sgd_dir", config.sgd_dir), "use a folder with multi-domain dialogues"
+    read = f"{corpus.n_dialogues} SGD dialogues in {len(corpus.files)} files of {config.sgd_dir}"
+    if not corpus.sequences:
+        raise GenerationError(
+            f"no dialogue with two or more services among the {read}, so there is no goal "
+            f"sequence to build dialogues from; {more}",
+            *files,
+        )
+    reach = walk_reach(graph)
+    counts = allocate(config.num_dialogues, strata)
+    for stratum, count in zip(strata, counts, strict=True):
+        if not count or reach >= stratum.min_goals:
+            continue
+        problem = (
+            f"{stratum.name} dialogues need {stratum.min_goals} or more connected goals, but "
+            f"the co-occurrence graph of the {read} connects at most {reach}"
+        )
+        if stratum.name == "complex":
+            raise GenerationError(
+                f"{problem}; set the complex share to 0{_more_files(config)}",
+                "complex_share",
+                config.complex_share,
+            )
+        raise GenerationError(f"{problem}; {more}", *files)
+
+
 def generate(config: GenerationConfig, *, corpus: SgdCorpus | None = None) -> GenerationResult:
     """Run the whole pipeline.
 
@@ -133,16 +182,28 @@ def generate(config: GenerationConfig, *, corpus: SgdCorpus | None = None) -> Ge
 
     Returns:
         `GenerationResult`: Verified records, graph statistics, rejections and timing.
+
+    Raises:
+        `GenerationError`: A backend spec, the SGD files read or `num_dialogues` cannot work.
+        `FileNotFoundError`: `config.sgd_dir` has no SGD files.
     """
     start = time.perf_counter()
+    backend, judge = _resolve(config.backend, "backend"), _resolve(config.judge, "judge")
     if corpus is None:
         corpus, graph = build_graph(config.sgd_dir, config.max_files)
     else:
         graph = CooccurrenceGraph.build(corpus.sequences)
     share = config.complex_share
     strata = (Stratum("medium", 2, 6, 1 - share), Stratum("complex", 7, 10, share))
-    walks = sample_walks(graph, config.num_dialogues, seed=config.seed, strata=strata)
-    backend, judge = _resolve(config.backend), _resolve(config.judge)
+    _check_graph(graph, corpus, config, strata)
+    try:
+        walks = sample_walks(graph, config.num_dialogues, seed=config.seed, strata=strata)
+    except GenerationError as err:
+        raise GenerationError(
+            f"{err}; ask for fewer dialogues{_more_files(config)}",
+            "num_dialogues",
+            config.num_dialogues,
+        ) from None
     result = GenerationResult([], graph.statistics(), config, corpus_dialogues=corpus.n_dialogues)
     for index, walk in enumerate(walks):
         problems: list[str] = []

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from mads_bench.loading import CatalogError
+
 
 class GoalKey(NamedTuple):
     """One node of the co-occurrence graph: an SGD service and one of its intents."""
@@ -116,11 +118,15 @@ def read_schema(path: Path | str) -> dict[GoalKey, IntentSchema]:
         `dict[GoalKey, IntentSchema]`: One entry per intent of every service.
 
     Raises:
-        `ValueError`: When the file is not an SGD schema (names the file and the field).
+        `CatalogError` (a `ValueError`): When the file is not an SGD schema (names the file
+            and the field).
     """
     path = Path(path)
+    services = _read_json(path)
+    if not isinstance(services, list):
+        raise CatalogError(path, "", f"expected a JSON array of services, got {_kind(services)}")
     schemas = {}
-    for index, service in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+    for index, service in enumerate(services):
         try:
             for intent in service["intents"]:
                 key = GoalKey(service["service_name"], intent["name"])
@@ -131,9 +137,25 @@ def read_schema(path: Path | str) -> dict[GoalKey, IntentSchema]:
                     optional_slots=tuple(intent.get("optional_slots", {})),
                     transactional=bool(intent.get("is_transactional", False)),
                 )
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"{path}: [{index}]: not an SGD service schema ({err})") from None
+        except (KeyError, TypeError, AttributeError) as err:
+            raise CatalogError(path, f"[{index}]", f"not an SGD service schema ({err})") from None
     return schemas
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def _read_json(path: Path) -> Any:
+    """Parse a JSON or gzip-compressed JSON file; a corrupt one names the file."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as err:
+        raise CatalogError(path, f"line {err.lineno} column {err.colno}", err.msg) from None
+    except (EOFError, UnicodeDecodeError, gzip.BadGzipFile) as err:
+        raise CatalogError(path, "", f"cannot read file ({err})") from None
 
 
 def load_sgd_corpus(
@@ -152,28 +174,36 @@ def load_sgd_corpus(
 
     Raises:
         `FileNotFoundError`: When the folder has no dialogue files or no `schema.json`.
+        `CatalogError`: When a file is not SGD JSON (names the file and the dialogue).
     """
     folder = Path(folder)
     files = sorted(folder.glob("dialogues_*.json.gz")) + sorted(folder.glob("dialogues_*.json"))
     if not files or not (folder / "schema.json").is_file():
         raise FileNotFoundError(f"{folder}: expected SGD dialogues_*.json(.gz) and schema.json")
     files = files[:max_files] if max_files else files
+    schemas = read_schema(folder / "schema.json")  # first: a bad schema fails before the long read
     sequences, pools, n_dialogues = [], defaultdict(dict), 0
     for file in files:
-        opener = gzip.open if file.suffix == ".gz" else open
-        with opener(file, "rt", encoding="utf-8") as handle:
-            dialogues = json.load(handle)
-        for dialogue in dialogues:
+        dialogues = _read_json(file)
+        if not isinstance(dialogues, list):
+            raise CatalogError(
+                file, "", f"expected a JSON array of dialogues, got {_kind(dialogues)}"
+            )
+        for index, dialogue in enumerate(dialogues):
             n_dialogues += 1
-            _collect_values(dialogue, pools)
-            if multi_domain_only and len(dialogue.get("services", [])) < 2:
-                continue
-            goals = goal_sequence(dialogue)
-            if len(goals) >= 2:
-                sequences.append(GoalSequence(dialogue["dialogue_id"], goals))
+            try:
+                _collect_values(dialogue, pools)
+                if multi_domain_only and len(dialogue.get("services", [])) < 2:
+                    continue
+                goals = goal_sequence(dialogue)
+                if len(goals) >= 2:
+                    sequences.append(GoalSequence(dialogue["dialogue_id"], goals))
+            except (KeyError, TypeError, AttributeError) as err:
+                reason = f"not an SGD dialogue ({type(err).__name__}: {err})"
+                raise CatalogError(file, f"[{index}]", reason) from None
     return SgdCorpus(
         sequences=sequences,
-        schemas=read_schema(folder / "schema.json"),
+        schemas=schemas,
         slot_values={key: sorted(values) for key, values in sorted(pools.items())},
         n_dialogues=n_dialogues,
         files=[f.name for f in files],

@@ -9,9 +9,9 @@ Example:
     >>> import random
     >>> from simulation.atod_generation.sequences import GoalKey
     >>> goal_phrase(GoalKey("Buses_1", "BuyBusTicket"))
-    ('buy bus tickets', 'buy bus tickets for a trip between cities')
+    ('buy bus tickets', 'buy bus tickets for a trip')
     >>> render_slots({"leaving_date": "March 3rd"}, random.Random(0))
-    'leaving date March 3rd'
+    'leaving date: March 3rd'
 """
 
 from __future__ import annotations

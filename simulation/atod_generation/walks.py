@@ -10,7 +10,8 @@ A walk starts at a goal drawn uniformly (so rare goals get sampled too) and step
 unvisited neighbour with probability proportional to the co-occurrence count; when the
 current goal has no unvisited neighbour it continues from the frontier of the whole visited
 set, so the walk always induces a connected subgraph. Walks with a goal set already sampled
-are redrawn (duplicate filtering).
+are redrawn (duplicate filtering). A walk therefore stays inside one connected component and
+visits at most `walk_reach(graph)` goals; a stratum that needs more is refused up front.
 
 Example:
     >>> import random
@@ -25,6 +26,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from simulation.atod_generation.errors import GenerationError
 from simulation.atod_generation.graph import CooccurrenceGraph
 from simulation.atod_generation.sequences import GoalKey
 
@@ -54,8 +56,8 @@ def allocate(n: int, strata: tuple[Stratum, ...]) -> list[int]:
     """Walks per stratum: the shares of `n`, rounded by largest remainder (sum is `n`).
 
     Example:
-        >>> allocate(10, DEFAULT_STRATA)
-        [6, 4]
+        >>> allocate(10, DEFAULT_STRATA)  # 6.5 and 3.5: the tie goes to the first stratum
+        [7, 3]
         >>> allocate(100, DEFAULT_STRATA)
         [65, 35]
     """
@@ -66,6 +68,19 @@ def allocate(n: int, strata: tuple[Stratum, ...]) -> list[int]:
     for i in order[: n - sum(counts)]:
         counts[i] += 1
     return counts
+
+
+def walk_reach(graph: CooccurrenceGraph) -> int:
+    """The most goals one walk can visit: distinct domain-intents of the largest component.
+
+    Example:
+        >>> from simulation.atod_generation.sequences import GoalSequence
+        >>> a, b, c = GoalKey("A_1", "X"), GoalKey("A_2", "X"), GoalKey("B_1", "Y")
+        >>> walk_reach(CooccurrenceGraph.build([GoalSequence("d", (a, b, c))]))
+        2
+    """
+    parts = graph.components()
+    return max((len({(g.domain, g.intent) for g in part}) for part in parts), default=0)
 
 
 def random_walk(graph: CooccurrenceGraph, length: int, rng: random.Random) -> list[GoalKey]:
@@ -122,13 +137,23 @@ def sample_walks(
         `list[Walk]`: Walks in a seeded shuffled order of strata.
 
     Raises:
-        `ValueError`: When the graph is too small for a stratum's minimum goal count.
+        `GenerationError` (a `ValueError`): When the graph is too small for a stratum's
+            minimum goal count, or yields too few distinct goal sets.
     """
+    counts = allocate(n, strata)
+    reach = walk_reach(graph)
+    for stratum, count in zip(strata, counts, strict=True):
+        if count and reach < stratum.min_goals:
+            raise GenerationError(
+                f"stratum {stratum.name!r} needs walks of {stratum.min_goals} or more goals of "
+                f"distinct intents, but the largest connected part of the co-occurrence graph "
+                f"has {reach}"
+            )
     rng = random.Random(f"walks:{seed}")
-    labels = [s for s, k in zip(strata, allocate(n, strata), strict=True) for _ in range(k)]
+    labels = [s for s, k in zip(strata, counts, strict=True) for _ in range(k)]
     rng.shuffle(labels)
     seen: set[frozenset[GoalKey]] = set()
-    walks = []
+    walks: list[Walk] = []
     for stratum in labels:
         for _ in range(max_attempts):
             length = rng.randint(stratum.min_goals, stratum.max_goals)
@@ -136,9 +161,11 @@ def sample_walks(
             if len(goals) >= stratum.min_goals and frozenset(goals) not in seen:
                 break
         else:
-            raise ValueError(
+            found = sum(walk.complexity == stratum.name for walk in walks)
+            raise GenerationError(
                 f"could not sample a new walk of {stratum.min_goals}-{stratum.max_goals} goals "
-                f"for stratum {stratum.name!r} in {max_attempts} attempts (graph too small?)"
+                f"for stratum {stratum.name!r} in {max_attempts} attempts "
+                f"({found} distinct so far; graph too small?)"
             )
         seen.add(frozenset(goals))
         walks.append(Walk(tuple(goals), stratum.name))
