@@ -72,7 +72,7 @@ _TOOL_LINE = re.compile(r"^(- \w+\(.*\) \[(?:read|write)\]): .*$", re.MULTILINE)
 
 
 def brief_system_prompt(system: str) -> str:
-    """The same assistant system message with each tool cut to its signature (no description).
+    r"""The same assistant system message with each tool cut to its signature (no description).
 
     Roughly halves the system message (about 1.3k -> 0.5k SmolLM2 tokens for a 12-tool
     domain); names, argument types, enums and read/write tags stay. A system message this
