@@ -33,6 +33,7 @@ def check_outputs(
     outputs: Mapping[str, Path | None],
     *,
     folders: Iterable[str] = (),
+    globbed: Iterable[str] = (),
 ) -> None:
     """Refuse outputs that would overwrite an input or each other.
 
@@ -40,8 +41,10 @@ def check_outputs(
         inputs (`Mapping[str, Path | Iterable[Path] | None]`): flag -> input path(s).
         outputs (`Mapping[str, Path | None]`): flag -> output path (`None` = not given).
         folders (`Iterable[str]`): the output flags that name a folder the command fills or
-            replaces: an input anywhere inside it is refused too. An input folder is read as
-            its ``*.jsonl`` files, so a ``.jsonl`` output directly inside it is refused.
+            replaces: an input anywhere inside it is refused too.
+        globbed (`Iterable[str]`): the input flags whose folders are read as their ``*.jsonl``
+            files: a ``.jsonl`` output directly inside such a folder is refused (the next run
+            would read it as input).
 
     Raises:
         `UsageError`: naming both flags and the path.
@@ -52,7 +55,7 @@ def check_outputs(
         ...
         mads_bench.errors.UsageError: --out a.jsonl is also the input --in; choose another path
     """
-    folders = set(folders)
+    folders, globbed = set(folders), set(globbed)
     named_inputs: list[tuple[str, Path]] = []
     for flag, value in inputs.items():
         if value is None:
@@ -65,11 +68,8 @@ def check_outputs(
             continue
         out = Path(out)
         for in_flag, source in named_inputs:
-            if (
-                source.is_dir()
-                and out.parent.resolve() == source.resolve()
-                and out.suffix == ".jsonl"
-            ):
+            read_as_input = out.suffix == ".jsonl" and out.parent.resolve() == source.resolve()
+            if in_flag in globbed and source.is_dir() and read_as_input:
                 raise UsageError(
                     f"{flag} {out} is in the input folder {in_flag} {source}, whose *.jsonl files "
                     "are all read as input; choose another path"

@@ -25,6 +25,10 @@ class TrajectoryFileError(MadsBenchError, ValueError):
     """A trajectory file is corrupt somewhere other than its last line."""
 
 
+class OutputExistsError(MadsBenchError, FileExistsError):
+    """An output file already holds records and was not opened to be continued."""
+
+
 def repair_torn_tail(path: Path) -> int:
     """Cut an incomplete or unparsable last line off ``path``.
 
@@ -95,7 +99,7 @@ class TrajectoryWriter:
         self.ids: set[str] = set()
         self.repaired_bytes = 0
         if self.path.is_file() and self.path.stat().st_size and not resume:
-            raise FileExistsError(f"{self.path} exists; pass resume (--resume) to continue it")
+            raise OutputExistsError(f"{self.path} exists; pass resume (--resume) to continue it")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume:
             self.repaired_bytes = repair_torn_tail(self.path)

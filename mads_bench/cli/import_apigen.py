@@ -69,19 +69,16 @@ def run_import(args: argparse.Namespace) -> int:
         narrator = make_narrator(args.backend)
     except ValueError as err:
         raise UsageError(f"--backend {args.backend}: {err}") from None
-    try:
-        with tqdm(desc="import", unit="conv", disable=args.no_progress) as bar:
-            report = import_apigen(
-                args.input,
-                args.out,
-                narrator=narrator,
-                domain_name=args.domain_name,
-                batch_size=args.batch_size,
-                resume=args.resume,
-                progress=bar.update,
-            )
-    except FileExistsError as err:
-        raise UsageError(f"--out {err}") from None
+    with tqdm(desc="import", unit="conv", disable=args.no_progress) as bar:
+        report = import_apigen(
+            args.input,
+            args.out,
+            narrator=narrator,
+            domain_name=args.domain_name,
+            batch_size=args.batch_size,
+            resume=args.resume,
+            progress=bar.update,
+        )
     for location, reason in report.skipped[:_SHOWN_PROBLEMS]:
         print(f"skipped {location}: {reason}", file=sys.stderr)
     if len(report.skipped) > _SHOWN_PROBLEMS:

@@ -163,15 +163,6 @@ def select_scenarios(args: argparse.Namespace) -> tuple[list, list]:
     return (hand_written if args.with_hand_written else []) + generated, generated
 
 
-def _open_writer(out: Path, resume: bool):
-    from simulation.trajectory_io import TrajectoryWriter
-
-    try:
-        return TrajectoryWriter(out, resume=resume)
-    except FileExistsError as err:
-        raise UsageError(f"--out {err}") from None
-
-
 def _check_args(args: argparse.Namespace) -> None:
     if args.num_scenarios is not None and args.scenarios:
         raise UsageError(
@@ -197,6 +188,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         select_shard,
     )
     from simulation.runner import RunLimits, trajectory_id
+    from simulation.trajectory_io import TrajectoryWriter
 
     _check_args(args)
     try:
@@ -221,7 +213,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         {"--scenarios": args.scenarios},
         {"--out": out, "--out (generated scenarios)": scenario_file if generated else None},
     )
-    writer = _open_writer(out, args.resume)
+    writer = TrajectoryWriter(out, resume=args.resume)
     if generated:
         atomic_write_text(scenario_file, "".join(s.model_dump_json() + "\n" for s in generated))
         print(f"{len(generated)} generated scenarios in {scenario_file}", file=sys.stderr)

@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from mads_bench.cli.args import positive_int
+from mads_bench.cli.args import backend_from_flag, positive_int
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
 
@@ -136,16 +136,13 @@ def run_validate(args: argparse.Namespace) -> int:
             "--out-rejected": args.out_rejected,
             "--report": args.report,
         },
+        globbed=["--trajectories"],
     )
     if not args.resume:
         for path in (args.out_accepted, args.out_rejected):
             if path.is_file():
                 path.unlink()
-    judge = None
-    if args.judge:
-        from simulation.backends import get_backend
-
-        judge = get_backend(args.judge)
+    judge = backend_from_flag("--judge", args.judge) if args.judge else None
     scenarios = _scenarios(args.scenarios)
     accepted = TrajectoryWriter(args.out_accepted, resume=True)
     rejected = TrajectoryWriter(args.out_rejected, resume=True)

@@ -93,7 +93,7 @@ def import_apigen(
         `ImportReport`: counts and skipped records.
 
     Raises:
-        `FileExistsError`: ``out`` exists and ``resume`` is False.
+        `OutputExistsError`: ``out`` exists and ``resume`` is False.
         `FileNotFoundError`: an input file is missing.
     """
     narrator = narrator or ScriptedNarrator()
