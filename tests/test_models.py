@@ -16,7 +16,7 @@ from mads_bench import models
 from mads_bench.cli import describe_error
 from mads_bench.cli import main as cli_main
 from mads_bench.errors import MadsBenchError
-from mads_bench.model_builders import _without_bitsandbytes_kernel_warning, folder_damage
+from mads_bench.model_builders import folder_damage, without_bitsandbytes_kernel_warning
 from mads_bench.models import (
     MARKER_FILE,
     MODEL_SPECS,
@@ -452,7 +452,7 @@ def test_eval_with_unknown_or_damaged_model_is_one_line(mock_dataset, damaged_co
 
 def test_bitsandbytes_kernel_warning_is_dropped_for_encoders(caplog):
     logger = logging.getLogger("bitsandbytes.backends.cpu.ops")
-    with caplog.at_level(logging.WARNING), _without_bitsandbytes_kernel_warning():
+    with caplog.at_level(logging.WARNING), without_bitsandbytes_kernel_warning():
         logger.warning("Failed to load CPU gemm_4bit_forward from kernels-community: %s", "x")
         logger.warning("another bitsandbytes warning")
     # only the optional-kernel notice is dropped, and only inside the block
@@ -481,7 +481,7 @@ def test_encoder_and_cli_print_nothing_of_bitsandbytes(minilm_path):
 def test_mpnet_encodes_768d():
     encoder = load_sentence_encoder("mpnet", auto_setup=True)
     assert encoder.get_embedding_dimension() == 768
-    assert 400 < models._folder_mb(Path(resolve_model("mpnet"))) < 460
+    assert 400 < models.folder_mb(Path(resolve_model("mpnet"))) < 460
     cat, kitten, bonds = encoder.encode(
         ["The cat sleeps on the sofa.", "A kitten naps on the couch.", "Bond yields rose."],
         normalize_embeddings=True,
