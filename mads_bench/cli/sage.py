@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from mads_bench.cli.args import backend_from_flag, non_negative_float, positive_int, unit_interval
+from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
 
 DEFAULT_SGD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd" / "dev"
@@ -107,11 +107,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     sgdx.set_defaults(handler=run_sgdx)
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 def load_spec(schema: str) -> Any:
     """A `WorkflowSpec` from `schema.json` or `mads:<domain>`."""
     from evaluators.sage import WorkflowSpec
@@ -133,7 +128,7 @@ def run_bench(args: argparse.Namespace) -> int:
         spec = WorkflowSpec.from_sgd_schema(args.sgd / "schema.json")
         dialogues = load_dialogues(args.sgd)
     except (OSError, ValueError) as err:
-        return _fail(str(err))
+        raise UsageError(str(err)) from None
     check_outputs({"--sgd": args.sgd}, {"--out": args.out}, folders=["--out"])
     records, labels, injections = build_slice(dialogues, spec, args.n, args.seed, args.inject_rate)
     write_jsonl(args.out / "turns.jsonl", records)
@@ -179,9 +174,9 @@ def run_run(args: argparse.Namespace) -> int:
     )
 
     if args.config == "llm" and not args.judge:
-        return _fail("SAGE-LLM needs a judge backend: pass --judge SPEC (e.g. openai:m@url)")
+        raise UsageError("SAGE-LLM needs a judge backend: pass --judge SPEC (e.g. openai:m@url)")
     if args.judge and args.config != "llm":
-        return _fail("--judge is used by --config llm only")
+        raise UsageError("--judge is used by --config llm only")
     _check_verdict_outputs(args)
     try:
         spec = load_spec(args.schema)
@@ -201,7 +196,7 @@ def run_run(args: argparse.Namespace) -> int:
         for record in records:  # fail early on turns the schema does not know
             spec.intent(record.service, record.intent)
     except (OSError, ValueError, KeyError) as err:
-        return _fail(str(err).strip('"'))
+        raise UsageError(str(err).strip('"')) from None
     if args.text_only:
         records = [r.without_acts() for r in records]
     evaluator.warm_up()
@@ -211,7 +206,7 @@ def run_run(args: argparse.Namespace) -> int:
     except Exception as err:  # a judge backend failing (network, server): a clear error
         if not args.judge:
             raise
-        return _fail(f"judge {args.judge!r}: {err}")
+        raise UsageError(f"judge {args.judge!r}: {err}") from None
     seconds = time.perf_counter() - started
     return _write_and_report(args, verdicts, labels, seconds, f"SAGE-{args.config}")
 
@@ -249,7 +244,7 @@ def _write_and_report(
         try:
             rep = report(labels, verdicts)
         except ValueError as err:
-            return _fail(f"{args.labels}: {err}")
+            raise UsageError(f"{args.labels}: {err}") from None
         print("\n" + format_report(rep, f"{title} on {args.turns.name}"))
         if args.report:
             atomic_write_text(args.report, json.dumps(rep, indent=2) + "\n")
@@ -267,14 +262,14 @@ def run_baseline(args: argparse.Namespace) -> int:
         labels = read_jsonl(args.labels, TurnLabel) if args.labels else None
         judge = BaselineJudge(args.kind, _backend(args.judge), spec, args.threshold)
     except (OSError, ValueError, KeyError) as err:
-        return _fail(str(err).strip('"'))
+        raise UsageError(str(err).strip('"')) from None
     if args.text_only:
         records = [r.without_acts() for r in records]
     started = time.perf_counter()
     try:
         verdicts = judge.evaluate(records, batch_size=args.batch_size)
     except Exception as err:  # the backend failing (network, server, exhausted script)
-        return _fail(f"judge {args.judge!r}: {err}")
+        raise UsageError(f"judge {args.judge!r}: {err}") from None
     seconds = time.perf_counter() - started
     return _write_and_report(args, verdicts, labels, seconds, f"baseline {args.kind}")
 
@@ -288,7 +283,7 @@ def run_compare(args: argparse.Namespace) -> int:
         a = align(labels, read_jsonl(args.a, Verdict))
         b = align(labels, read_jsonl(args.b, Verdict))
     except (OSError, ValueError) as err:
-        return _fail(str(err))
+        raise UsageError(str(err)) from None
     gold = [lb.label == "failure" for lb, _ in a]
     result = paired_bootstrap(
         gold,
@@ -314,7 +309,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         spec = WorkflowSpec.from_sgd_schema(args.sgd / "schema.json")
         dialogues = load_dialogues(args.sgd)
     except (OSError, ValueError) as err:
-        return _fail(str(err))
+        raise UsageError(str(err)) from None
     records, _, injections = build_slice(dialogues, spec, args.n, args.seed, split="calibration")
     check_outputs({"--sgd": args.sgd}, {"--out": args.out})
     gates, counts = calibrate(spec, records, injections)
@@ -343,7 +338,7 @@ def run_sgdx(args: argparse.Namespace) -> int:
         for name, schema in variants.items():  # fail early on a variant that does not line up
             robustness.build_name_map(original, schema, str(args.sgdx / name))
     except (OSError, ValueError) as err:
-        return _fail(str(err))
+        raise UsageError(str(err)) from None
     verifier = OfflineGroundingVerifier()
     table: dict[str, Any] = {"n": len(records), "seed": args.seed, "conditions": {}}
     for condition in ("text_only", "acts") if args.acts else ("text_only",):
