@@ -3,8 +3,10 @@
 Every reward follows TRL's contract ``f(completions, **kwargs) -> list[float | None]``: the
 ``grpo`` dataset's gold columns (``gold_action_type``, ``gold_tool_name``,
 ``gold_tool_arguments``, ``gold_say``) arrive as keyword arguments, completions may be plain
-text or chat messages, a malformed completion never raises (it scores low), and ``None``
-means "this reward does not apply to this sample" (a tool reward on a gold ``say`` row).
+text or chat messages, a malformed completion, prompt or gold value never raises (the
+completion scores low), and ``None`` means "this reward does not apply to this sample" (a
+tool reward on a gold ``say`` row, a row with malformed gold values). Only a misconfigured
+call raises: no ``gold_action_type`` column, or a column without one value per completion.
 
 Example:
     >>> from rewards import get_reward_funcs

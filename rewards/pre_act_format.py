@@ -8,10 +8,11 @@ and 0.0 when no action can be read. Applies to every sample, so it never returns
 
 from __future__ import annotations
 
+from numbers import Number
 from typing import Any
 
-from evaluators.scoring import completion_text
 from mads_bench.pre_act import parse_step
+from rewards._common import column, completion_text
 
 
 def _format_score(completion: Any, step_index: Any) -> float:
@@ -22,9 +23,14 @@ def _format_score(completion: Any, step_index: Any) -> float:
     if parsed.action is None:
         return 0.0
     clean = not parsed.problems and bool(parsed.think)
-    if step_index == 0 and parsed.plan is None:
+    if _is_first_step(step_index) and parsed.plan is None:
         clean = False
     return 1.0 if clean else 0.5
+
+
+def _is_first_step(step_index: Any) -> bool:
+    # only a number can be step 0: `==` on an array-like value is ambiguous and would raise
+    return isinstance(step_index, Number) and step_index == 0
 
 
 def pre_act_format_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
@@ -38,6 +44,9 @@ def pre_act_format_reward(completions: list[Any], **kwargs: Any) -> list[float |
     Returns:
         `list[float | None]`: One reward per completion (never None).
 
+    Raises:
+        `ValueError`: When ``step_index`` is given but not one value per completion.
+
     Example:
         >>> pre_act_format_reward([
         ...     '<think>t</think><plan>1. greet</plan><action type="say">Hi</action>',
@@ -46,9 +55,5 @@ def pre_act_format_reward(completions: list[Any], **kwargs: Any) -> list[float |
         ...     "Hi"], step_index=[0, 0, 1, 1])
         [1.0, 0.5, 0.5, 0.0]
     """
-    step_indices = kwargs.get("step_index") or [None] * len(completions)
-    if len(step_indices) != len(completions):
-        raise ValueError(
-            f"column 'step_index' has {len(step_indices)} values for {len(completions)} completions"
-        )
+    step_indices = column(kwargs, "step_index", len(completions))
     return [_format_score(c, s) for c, s in zip(completions, step_indices, strict=True)]

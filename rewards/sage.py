@@ -10,8 +10,13 @@ Reward per completion, in [−1, 0]: ``−fired / checked`` over the step's crit
 criteria of a tool call, the PC criterion of a say; 0.0 when nothing fires, and a tool call
 whose arguments are all exempt — flags, enum values, small counts — is checked as a say).
 A completion without a readable action gets 0.0 (the format rewards penalise it). None
-("does not apply") only for rows the reward cannot read: no ``prompts``, or no known
-``domain`` column value.
+("does not apply") only for rows the reward cannot read: no ``prompts``, a prompt that is no
+list of ``{role, content}`` messages (a plain-string prompt, TRL's standard format, has no
+roles: SAGE could not tell the user's words and the tool results, its evidence, from the
+system prompt and the model's own steps), or no known ``domain`` column value.
+
+Every string of the compiled turn record is cleaned and bounded (`_bounded`) before SAGE's
+encoder and fuzzy matcher see it, so no completion makes the reward raise or stall.
 
 Registered as ``sage`` in `rewards.registry`.
 
@@ -24,9 +29,22 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evaluators.scoring import completion_text
+from rewards._common import MAX_ENCODER_CHARS, clean_json, column, completion_text
+
+if TYPE_CHECKING:
+    from evaluators.sage.records import TurnRecord
+
+MAX_ARGUMENT_CHARS = 1024
+"""Longest argument value that SAGE compares with the conversation; the rest is cut.
+
+S2 scores a value by fuzzy matching against word windows of the evidence (difflib), so its
+cost grows with the value's length times the evidence's: one 1 MB argument took 89 s against
+a 300-word prompt (0.2 s with the cut). No MADS tool accepts a string over 1,000 characters
+(the longest ``maxLength`` in the domains' ``tools.yaml``), so the cut only shortens calls
+that are invalid anyway.
+"""
 
 
 def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
@@ -38,36 +56,34 @@ def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | N
             messages, as TRL passes them) and the dataset column ``domain``.
 
     Returns:
-        `list[float | None]`: One reward per completion (see the module docstring).
+        `list[float | None]`: One reward per completion in [−1, 0] or None (see the module
+        docstring).
 
     Raises:
-        `ValueError`: When ``prompts`` or ``domain`` has the wrong length.
+        `ValueError`: When ``prompts`` or ``domain`` is not one value per completion.
     """
     from evaluators.sage.mads import compile_messages, evaluator_for, mads_spec
 
     n = len(completions)
-    prompts = kwargs.get("prompts")
-    domains = kwargs.get("domain")
-    if prompts is None or domains is None:
+    if kwargs.get("prompts") is None or kwargs.get("domain") is None:
         return [None] * n
-    for name, values in (("prompts", prompts), ("domain", domains)):
-        if len(values) != n:
-            raise ValueError(f"column {name!r} has {len(values)} values for {n} completions")
+    prompts, domains = column(kwargs, "prompts", n), column(kwargs, "domain", n)
     rewards: list[float | None] = [None] * n
     jobs: dict[str, list[tuple[int, Any]]] = {}
     for i, (prompt, completion, domain) in enumerate(
         zip(prompts, completions, domains, strict=True)
     ):
-        if not domain or not isinstance(prompt, list) or not _known(domain, mads_spec):
+        conversation = _conversation(prompt)
+        if conversation is None or not _known(domain, mads_spec):
             continue
         text = completion_text(completion)
         rewards[i] = 0.0
         if text is None:
             continue
-        messages = [*prompt, {"role": "assistant", "content": text}]
+        messages = [*conversation, {"role": "assistant", "content": text}]
         records = compile_messages(messages, domain, dialogue_id=str(i), last_only=True)
         if records:
-            jobs.setdefault(domain, []).append((i, records[-1]))
+            jobs.setdefault(domain, []).append((i, _bounded(records[-1])))
     for domain, items in jobs.items():
         verdicts = evaluator_for(domain).evaluate([record for _, record in items])
         for (i, record), verdict in zip(items, verdicts, strict=True):
@@ -78,7 +94,49 @@ def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | N
     return rewards
 
 
-def _known(domain: str, mads_spec: Any) -> bool:
+def _conversation(prompt: Any) -> list[dict[str, Any]] | None:
+    """The prompt as ``{role, content[, ok]}`` messages with text content; None if it is none.
+
+    A message of an unknown role (or none) is kept: `compile_messages` skips it, as before.
+    """
+    if not isinstance(prompt, list | tuple):
+        return None
+    messages = []
+    for message in prompt:
+        if not isinstance(message, dict):
+            return None
+        ok = message.get("ok")
+        messages.append(
+            {
+                "role": message.get("role"),
+                "content": _content_text(message.get("content")),
+                **({"ok": ok} if isinstance(ok, bool) else {}),
+            }
+        )
+    return messages
+
+
+def _content_text(content: Any) -> str:
+    # a message without text (None, a number) says nothing; text parts are joined
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [part.get("text") for part in content if isinstance(part, dict)]
+        return "".join(part for part in parts if isinstance(part, str))
+    return ""
+
+
+def _bounded(record: TurnRecord) -> TurnRecord:
+    """The `TurnRecord` with every string cleaned and cut to what SAGE can afford to read."""
+    data = clean_json(record.model_dump(), MAX_ENCODER_CHARS)
+    for state in ("state_before", "state_after"):
+        data[state] = {slot: value[:MAX_ARGUMENT_CHARS] for slot, value in data[state].items()}
+    return type(record).model_validate(data)
+
+
+def _known(domain: Any, mads_spec: Any) -> bool:
+    if not isinstance(domain, str) or not domain:
+        return False
     try:
         mads_spec(domain)
     except Exception:  # an unknown domain: the reward does not apply to this row

@@ -4,6 +4,8 @@ Applies only to rows whose gold action is ``say`` (None on gold tool rows). On a
 completion that is not a readable ``say`` scores 0.0, as in the paper. The cosine is clamped
 to [0, 1]. Per call, the predicted texts and the gold texts not seen before are encoded in
 one batch; gold embeddings are cached; the encoder is loaded once per process, on first use.
+Texts are cleaned and cut to what the encoder reads (`rewards._common.encoder_text`), so a
+runaway completion neither raises nor stalls the step.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from evaluators.scoring import GoldAction
 from evaluators.similarity import SentenceSimilarity
 from mads_bench.pre_act import Action
-from rewards._common import gold_actions, predicted_actions
+from rewards._common import encoder_text, gold_actions, predicted_actions
 
 RewardFunc = Callable[..., list[float | None]]
 
@@ -37,8 +39,8 @@ def semantic_scores(
     for i, (predicted, gold) in enumerate(zip(predicted_batch, golds, strict=True)):
         if rewards[i] is not None and predicted is not None and predicted.type == "say":
             rows.append(i)
-            predicted_texts.append(predicted.text)
-            gold_texts.append(gold.say)
+            predicted_texts.append(encoder_text(predicted.text))
+            gold_texts.append(encoder_text(gold.say))
     for i, value in zip(rows, similarity.pairs(predicted_texts, gold_texts), strict=True):
         rewards[i] = value
     return rewards

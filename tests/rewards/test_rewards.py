@@ -120,13 +120,22 @@ def test_pre_act_format_reward() -> None:
     assert pre_act_format_reward([step("say", "Hi")]) == [1.0]
 
 
-def test_bad_gold_is_a_clear_error() -> None:
-    # a data bug names the column and the row
-    gold = gold_columns([("tool", "f", {})])
-    gold["gold_tool_arguments"] = ["{not json"]
-    with pytest.raises(ValueError, match="row 0: gold_tool_arguments is not valid JSON"):
-        tool_call_reward(["x"], **gold)
+def test_bad_gold_row_gets_none_and_a_warning(caplog) -> None:
+    # a data bug on one row must not crash the run: that row gets None, the log names it
+    gold = gold_columns([("tool", "f", {}), ("tool", "f", {})])
+    gold["gold_tool_arguments"] = ["{not json", "{}"]
+    with caplog.at_level("WARNING", logger="rewards._common"):
+        assert tool_call_reward(["x", "x"], **gold) == [None, 0.0]
+    assert "1 of 2 rows" in caplog.text
+    assert "row 0: gold_tool_arguments is not valid JSON" in caplog.text
+    bad_type = {**gold, "gold_action_type": ["answer", "tool"]}
+    assert action_type_reward(["x", "x"], **bad_type) == [None, 0.0]
+    assert "row 0: gold_action_type must be" in caplog.text
+
+
+def test_misconfigured_columns_are_a_clear_error() -> None:
+    # what every batch repeats (wrong dataset config, wrong column length) raises at once
     with pytest.raises(ValueError, match="gold_action_type"):
         action_type_reward(["x"], prompts=["p"])
-    with pytest.raises(ValueError, match="row 0: gold_action_type must be"):
-        action_type_reward(["x"], **{**gold, "gold_action_type": ["answer"]})
+    with pytest.raises(ValueError, match="column 'gold_say' has 2 values for 1 completions"):
+        action_type_reward(["x"], **{**gold_columns([("say", "Hi")]), "gold_say": ["a", "b"]})
