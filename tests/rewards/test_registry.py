@@ -1,9 +1,6 @@
-"""Registry resolution, the docstring examples, and the real MiniLM semantic reward."""
+"""Registry resolution and the real MiniLM semantic reward (examples: tests/test_doctests.py)."""
 
 from __future__ import annotations
-
-import doctest
-import importlib
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,18 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from rewards import REWARD_FUNCS, get_reward_func, get_reward_funcs, semantic_reward
 from tests.rewards.conftest import gold_columns, step
 from tests.rewards.test_reward_properties import BATCH, check
-
-MODULES = [
-    "rewards",
-    "rewards.action_type",
-    "rewards.tool_call",
-    "rewards.semantic",
-    "rewards.pre_act_format",
-    "rewards.total",
-    "rewards.registry",
-    "evaluators.scoring",
-    "evaluators.similarity",
-]
 
 
 def test_registry_names() -> None:
@@ -51,13 +36,6 @@ def test_unknown_names_are_clear_errors() -> None:
         get_reward_func("no_such_pkg.reward")
     with pytest.raises(ValueError, match="has no callable 'nope'"):
         get_reward_func("rewards.registry.nope")
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_doctests(name: str, minilm_path) -> None:
-    # every docstring example runs (the semantic ones on the real MiniLM)
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0, f"{result.failed} doctest failures in {name}"
 
 
 def test_semantic_minilm_values(minilm_path) -> None:
