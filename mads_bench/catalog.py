@@ -127,6 +127,26 @@ def load_all_scenarios(include_mock: bool = False) -> list[Scenario]:
     ]
 
 
+def load_scenario_file(path: Path) -> list[Scenario]:
+    """Scenarios from YAML / JSON list / JSONL, each cross-checked against its domain.
+
+    Raises:
+        `CatalogError`: naming the file and the field of a malformed or duplicate scenario.
+    """
+    scenarios = load_models(path, Scenario)
+    first_at: dict[str, int] = {}
+    for index, scenario in enumerate(scenarios):
+        if scenario.id in first_at:
+            raise CatalogError(
+                path,
+                f"[{index}].id",
+                f"duplicate id {scenario.id!r} (first at [{first_at[scenario.id]}])",
+            )
+        first_at[scenario.id] = index
+        check_scenario(load_domain(scenario.domain), scenario, path, f"[{index}]")
+    return scenarios
+
+
 def check_scenario(domain: Domain, scenario: Scenario, path: Path, where: str = "") -> None:
     """Cross-check a scenario against its domain and the personas; raise CatalogError."""
 

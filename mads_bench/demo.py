@@ -30,14 +30,6 @@ def _say(message: str) -> None:
     print(f"\n[mads-bench demo] {message}", flush=True)
 
 
-def _run(args: list[str]) -> None:
-    from mads_bench.cli import main as cli
-
-    code = cli(args)
-    if code:
-        raise SystemExit(f"`mads-bench {' '.join(args)}` failed with exit status {code}")
-
-
 def eval_rows(dataset: Path, conversations: int, seed: int) -> list[dict[str, Any]]:
     """All test steps of a seeded sample of held-out conversations (whole, for L-2)."""
     from mads_bench.datasets import load_mads_dataset
@@ -149,8 +141,13 @@ def run_demo(
     seed: int = 0,
 ) -> str:
     """Run the whole loop and return the markdown report (also written to ``OUT/REPORT.md``)."""
+    from mads_bench.catalog import domain_names, load_domain
+    from mads_bench.datasets import build_dataset, save_dataset
     from mads_bench.models import setup_models
     from mads_bench.training.pipeline import run_sft_then_grpo
+    from simulation.parallel import SimulationSettings
+    from simulation.simulate_run import simulate_run, summary_tables
+    from simulation.validator.validate_run import format_summary, validate_run
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -164,39 +161,26 @@ def run_demo(
     setup_models([model, "minilm", "mpnet"])
     _say(f"simulating {conversations_per_scenario} conversations per hand-written scenario")
     trajectories = out / "trajectories.jsonl"
-    _run(
-        ["simulate", "-k", str(conversations_per_scenario), "--seed", str(seed)]
-        + ["--out", str(trajectories), "--resume", "--no-progress"]
+    simulated = simulate_run(
+        [s for name in domain_names() if name != "mock" for s in load_domain(name).scenarios],
+        trajectories,
+        settings=SimulationSettings(seed=seed),
+        repetitions=conversations_per_scenario,
+        resume=True,
+        progress=False,
     )
+    print(f"{simulated.written} conversations simulated ({simulated.skipped} already there)")
+    print(summary_tables(simulated.trajectories))
     _say("validating the trajectories")
-    _run(
-        [
-            "validate",
-            "--trajectories",
-            str(trajectories),
-            "--out-accepted",
-            str(out / "accepted.jsonl"),
-            "--out-rejected",
-            str(out / "rejected.jsonl"),
-            "--resume",
-        ]
+    summary = validate_run(
+        [trajectories], out / "accepted.jsonl", out / "rejected.jsonl", resume=True
     )
+    print(format_summary(summary))
     _say(f"building the dataset ({context} context, home services held out for test)")
     dataset = out / "dataset"
-    _run(
-        [
-            "build-dataset",
-            "--trajectories",
-            str(out / "accepted.jsonl"),
-            "--out",
-            str(dataset),
-            "--overwrite",
-            "--seed",
-            str(seed),
-            "--context",
-            context,
-        ]
-    )
+    built = build_dataset([out / "accepted.jsonl"], seed=seed, context=context)
+    save_dataset(built, dataset, overwrite=True)
+    print(built.report.selection.summary())
     stage("simulate + validate + dataset", started)
 
     rows = eval_rows(dataset, eval_conversations, seed)

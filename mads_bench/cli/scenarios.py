@@ -7,13 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from mads_bench.catalog import check_scenario, domain_names, load_domain
+from mads_bench.catalog import domain_names, load_domain, load_scenario_file
 from mads_bench.cli.args import non_negative_float, positive_int
-from mads_bench.data_model import Scenario, ToolCall
+from mads_bench.data_model import ToolCall
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text
 from mads_bench.generator import DEFAULT_MIX, generate_scenarios
-from mads_bench.loading import CatalogError, load_models
 from simulation.tool_backend import ToolBackend
 
 
@@ -86,22 +85,6 @@ def run_list(args: argparse.Namespace) -> int:
             kinds = ",".join(b.kind for b in s.behaviors) or "-"
             print(f"{s.id:<48} {s.complexity:<10} {kinds:<40} {s.objective}")
     return 0
-
-
-def load_scenario_file(path: Path) -> list[Scenario]:
-    """Scenarios from YAML / JSON list / JSONL, each cross-checked against its domain."""
-    scenarios = load_models(path, Scenario)
-    first_at: dict[str, int] = {}
-    for index, scenario in enumerate(scenarios):
-        if scenario.id in first_at:
-            raise CatalogError(
-                path,
-                f"[{index}].id",
-                f"duplicate id {scenario.id!r} (first at [{first_at[scenario.id]}])",
-            )
-        first_at[scenario.id] = index
-        check_scenario(load_domain(scenario.domain), scenario, path, f"[{index}]")
-    return scenarios
 
 
 def run_check(args: argparse.Namespace) -> int:

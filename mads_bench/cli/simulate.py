@@ -26,9 +26,7 @@ Example::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from collections import Counter
 from pathlib import Path
 
 from mads_bench.catalog import domain_names
@@ -145,8 +143,7 @@ def output_path(out: Path, shard: tuple[int, int] | None) -> Path:
 
 def select_scenarios(args: argparse.Namespace) -> tuple[list, list]:
     """(all scenarios to run, the generated ones) for the parsed arguments."""
-    from mads_bench.catalog import load_domain
-    from mads_bench.cli.scenarios import load_scenario_file
+    from mads_bench.catalog import load_domain, load_scenario_file
     from mads_bench.generator import generate_for_domains
 
     if args.scenarios:
@@ -177,18 +174,9 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from simulation.parallel import (
-        SimulationSettings,
-        choose_executor,
-        parse_shard,
-        plan_jobs,
-        run_jobs,
-        select_shard,
-    )
-    from simulation.runner import RunLimits, trajectory_id
-    from simulation.trajectory_io import TrajectoryWriter
+    from simulation.parallel import SimulationSettings, choose_executor, parse_shard
+    from simulation.runner import RunLimits
+    from simulation.simulate_run import simulate_run, summary_tables
 
     _check_args(args)
     try:
@@ -196,7 +184,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise UsageError(f"--shard {args.shard}: {err}") from None
     try:
-        executor = choose_executor(args.user, args.assistant, args.concurrency, args.executor)
+        choose_executor(args.user, args.assistant, args.concurrency, args.executor)
     except ValueError as err:
         raise UsageError(str(err)) from None
     backends = {
@@ -213,79 +201,29 @@ def run_simulate(args: argparse.Namespace) -> int:
         {"--scenarios": args.scenarios},
         {"--out": out, "--out (generated scenarios)": scenario_file if generated else None},
     )
-    writer = TrajectoryWriter(out, resume=args.resume)
     if generated:
         atomic_write_text(scenario_file, "".join(s.model_dump_json() + "\n" for s in generated))
         print(f"{len(generated)} generated scenarios in {scenario_file}", file=sys.stderr)
-    jobs = plan_jobs(scenarios, args.num_conversations_per_scenario)
-    if shard:
-        jobs = select_shard(jobs, shard)
     settings = SimulationSettings(
         args.seed, args.user, args.assistant, args.style, RunLimits(max_turns=args.max_turns)
     )
-    if writer.repaired_bytes:
-        print(f"repaired a torn last line ({writer.repaired_bytes} bytes)", file=sys.stderr)
-    todo = [j for j in jobs if trajectory_id(j.scenario.id, j.repetition, args.seed) not in writer]
-    finished, failures, in_a_row = [], 0, 0
-    outcomes = run_jobs(
-        todo, settings, concurrency=args.concurrency, executor=executor, backends=backends
+    report = simulate_run(
+        scenarios,
+        out,
+        settings=settings,
+        repetitions=args.num_conversations_per_scenario,
+        concurrency=args.concurrency,
+        executor=args.executor,
+        shard=shard,
+        resume=args.resume,
+        max_failures=args.max_failures,
+        backends=backends,
+        progress=not args.no_progress,
     )
-    with (
-        writer,
-        contextlib.closing(outcomes),
-        tqdm(total=len(todo), desc="simulate", disable=args.no_progress) as bar,
-    ):
-        for outcome in outcomes:
-            bar.update()
-            if outcome.error is not None:
-                failures += 1
-                in_a_row += 1
-                job = outcome.job
-                print(
-                    f"error: {job.scenario.id} r{job.repetition}: {outcome.error}", file=sys.stderr
-                )
-                if in_a_row >= args.max_failures:
-                    print(
-                        f"error: stopped after {in_a_row} failed conversations in a row "
-                        "(--max-failures); what was written is kept: rerun with --resume",
-                        file=sys.stderr,
-                    )
-                    break
-                continue
-            in_a_row = 0
-            writer.write(outcome.trajectory)
-            finished.append(outcome.trajectory)
-    skipped = len(jobs) - len(todo)
     where = f"shard {shard[0]}/{shard[1]}, " if shard else ""
     print(
-        f"\n{len(finished)} conversations written to {out} ({where}{skipped} already there; "
-        f"executor {executor}, concurrency {args.concurrency})"
+        f"\n{report.written} conversations written to {out} ({where}{report.skipped} already "
+        f"there; executor {report.executor}, concurrency {args.concurrency})"
     )
-    print(summary_tables(finished))
-    return 1 if failures else 0
-
-
-def summary_tables(trajectories: list) -> str:
-    """Markdown tables: conversations by complexity/end reason, behaviors seen, and the
-    validator pass rate by complexity when the trajectories carry verdicts."""
-    outcomes: Counter[str] = Counter(f"{t.complexity}/{t.end_reason}" for t in trajectories)
-    behaviors: Counter[str] = Counter()
-    for trajectory in trajectories:
-        behaviors.update({i.kind for i in trajectory.injections})
-    lines = ["", "| complexity/end | conversations |", "| --- | --- |"]
-    lines += [f"| {key} | {count} |" for key, count in sorted(outcomes.items())]
-    if behaviors:
-        lines += ["", "| behavior seen | conversations |", "| --- | --- |"]
-        lines += [f"| {key} | {count} |" for key, count in sorted(behaviors.items())]
-    judged = [t for t in trajectories if t.verdict is not None]
-    if judged:
-        lines += [
-            "",
-            "| complexity | validator passed | judged | pass rate |",
-            "| --- | --- | --- | --- |",
-        ]
-        for complexity in sorted({t.complexity for t in judged}):
-            group = [t for t in judged if t.complexity == complexity]
-            passed = sum(bool(t.verdict.get("passed")) for t in group)
-            lines.append(f"| {complexity} | {passed} | {len(group)} | {passed / len(group):.1%} |")
-    return "\n".join(lines)
+    print(summary_tables(report.trajectories))
+    return 1 if report.failures else 0

@@ -13,7 +13,7 @@ import pytest
 
 from mads_bench.catalog import domain_names, load_domain
 from mads_bench.cli import main
-from mads_bench.cli.simulate import output_path, summary_tables
+from mads_bench.cli.simulate import output_path
 from mads_bench.data_model import Trajectory
 from simulation.parallel import (
     SimulationSettings,
@@ -24,6 +24,7 @@ from simulation.parallel import (
     select_shard,
 )
 from simulation.runner import RunLimits, simulate
+from simulation.simulate_run import summary_tables
 
 BASE = ["simulate", "--seed", "1", "--no-progress"]
 
