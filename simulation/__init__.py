@@ -1,1 +1,14 @@
-"""simulation package."""
+"""The multi-agent simulator (MADS §3.1–3.3): agents, tool backend, runner, validator.
+
+| subpackage / module | holds |
+| --- | --- |
+| `agents` | user, assistant and tool agents behind one `respond(view)` protocol |
+| `tool_backend`, `adversity` | the stateful tool backend and its seeded execution adversities |
+| `runner`, `parallel`, `simulate_run` | one conversation; many, sharded, in parallel; to a file |
+| `trajectory_io` | append-only, resumable trajectory JSONL |
+| `validator` | syntax, faithfulness, role confusion, task success (+ SAGE stage); `validate_run` |
+| `predict` | the assistant's next step over dataset prompts, for L-1/L-2 |
+| `backends` | the LLM backend registry (`transformers:`, `openai:`, `fake:`): the layer below |
+| `importers` | APIGen-MT conversations into Pre-Act trajectories |
+| `atod_generation` | ATOD dialogues from SGD goal sequences |
+"""
