@@ -10,17 +10,16 @@ steps by ``(turn_index, step_index)`` when both are given, else keeps file order
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from evaluators.l1.core import L1Step
 from evaluators.l2.core import L2Step
 from evaluators.scoring import GoldAction
-from mads_bench.errors import MadsBenchError
+from mads_bench.loading import JsonlError, read_jsonl
 
 
-class PredictionsFileError(MadsBenchError, ValueError):
+class PredictionsFileError(JsonlError):
     """A predictions file that cannot be scored: names the file, line and field."""
 
 
@@ -59,20 +58,13 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
     validator = Draft202012Validator(ROW_SCHEMA)
     rows = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as err:
-                raise PredictionsFileError(f"{path}:{number}: not JSON: {err}") from None
-            problem = best_match(validator.iter_errors(row))
-            if problem is not None:
-                field = ".".join(str(p) for p in problem.absolute_path) or "line"
-                raise PredictionsFileError(f"{path}:{number}: {field}: {problem.message[:200]}")
-            row["_where"] = f"{path}:{number}"
-            rows.append(row)
+    for number, row in read_jsonl(path, what="a prediction row", error=PredictionsFileError):
+        problem = best_match(validator.iter_errors(row))
+        if problem is not None:
+            field = ".".join(str(p) for p in problem.absolute_path) or "line"
+            raise PredictionsFileError(f"{path}:{number}: {field}: {problem.message[:200]}")
+        row["_where"] = f"{path}:{number}"
+        rows.append(row)
     if not rows:
         raise PredictionsFileError(f"{path}: holds no prediction rows")
     return rows

@@ -9,6 +9,7 @@ Field required``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,7 +40,10 @@ def read_data_file(path: Path | str) -> Any:
     except OSError as err:
         raise CatalogError(path, "", f"cannot read file ({err.strerror})") from None
     if path.suffix == ".jsonl":
-        return _read_jsonl(path, text)
+        try:
+            return [value for _, value in read_jsonl(path)]
+        except JsonlError as err:
+            raise CatalogError(path, f"line {err.line}", err.reason) from None
     try:
         if path.suffix == ".json":
             return json.loads(text)
@@ -52,16 +56,80 @@ def read_data_file(path: Path | str) -> Any:
         raise CatalogError(path, where, getattr(err, "problem", None) or str(err)) from None
 
 
-def _read_jsonl(path: Path, text: str) -> list[Any]:
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            raise CatalogError(path, f"line {number} column {err.colno}", err.msg) from None
-    return rows
+class JsonlError(MadsBenchError, ValueError):
+    """A JSONL line that is not JSON or not the record it should be: ``<file>:<line>: ...``.
+
+    The readers of the project's JSONL files (trajectories, predictions, SAGE records, ...)
+    raise subclasses of it, so a caller can catch one type and a message always names the
+    file and the 1-based line (also kept as ``line``, with the bare ``reason``).
+    """
+
+    line: int | None = None
+    reason: str = ""
+
+
+def _prefixed(what: str | None, reason: str) -> str:
+    return reason if what is None else f"not {what}: {reason}"
+
+
+def _jsonl_error(error: type[JsonlError], path: Path, line: int, reason: str) -> JsonlError:
+    problem = error(f"{path}:{line}: {reason}")
+    problem.line, problem.reason = line, reason
+    return problem
+
+
+def read_jsonl(
+    path: Path | str,
+    model: type[ModelT] | None = None,
+    *,
+    what: str | None = "a record",
+    error: type[JsonlError] = JsonlError,
+) -> Iterator[tuple[int, Any]]:
+    r"""Yield ``(line number, value)`` for each non-blank line of a JSONL file.
+
+    Args:
+        path (`Path`): the file (UTF-8).
+        model (`type[BaseModel]`, *optional*): validate each line as this pydantic model.
+        what (`str`, *optional*): what a line should be, for messages (``"a trajectory"``);
+            None leaves the ``not <what>:`` prefix out.
+        error (`type[JsonlError]`): the error to raise (a reader's own subclass).
+
+    Raises:
+        `JsonlError`: ``<file>:<line>: not <what>: invalid JSON (...)`` or
+            ``<file>:<line>: not <what>: <field>: <reason>``.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "x.jsonl"
+        >>> _ = path.write_text('{"a": 1}\n\n[2]\n')
+        >>> list(read_jsonl(path))
+        [(1, {'a': 1}), (3, [2])]
+        >>> _ = path.write_text('{"a": 1}\n{oops\n')
+        >>> list(read_jsonl(path))
+        Traceback (most recent call last):
+        ...
+        mads_bench.loading.JsonlError: ...x.jsonl:2: not a record: invalid JSON (Expecting ...)
+    """
+    path = Path(path)
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError as err:
+                detail = getattr(err, "msg", str(err))
+                reason = _prefixed(what, f"invalid JSON ({detail})")
+                raise _jsonl_error(error, path, number, reason) from None
+            if model is not None:
+                try:
+                    value = model.model_validate(value)
+                except ValidationError as err:
+                    first = err.errors()[0]
+                    where = format_location(tuple(first["loc"])) or "record"
+                    reason = _prefixed(what, f"{where}: {first['msg']}")
+                    raise _jsonl_error(error, path, number, reason) from None
+            yield number, value
 
 
 def format_location(loc: tuple[Any, ...]) -> str:

@@ -19,9 +19,10 @@ from types import TracebackType
 
 from mads_bench.data_model import Trajectory
 from mads_bench.errors import MadsBenchError
+from mads_bench.loading import JsonlError, read_jsonl
 
 
-class TrajectoryFileError(MadsBenchError, ValueError):
+class TrajectoryFileError(JsonlError):
     """A trajectory file is corrupt somewhere other than its last line."""
 
 
@@ -63,16 +64,10 @@ def read_trajectories(path: Path | str) -> Iterator[Trajectory]:
     Raises:
         `TrajectoryFileError`: naming the file and 1-based line of a bad record.
     """
-    path = Path(path)
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                yield Trajectory.model_validate_json(line)
-            except ValueError as err:
-                first = str(err).splitlines()[0]
-                raise TrajectoryFileError(f"{path}:{number}: not a trajectory: {first}") from None
+    for _, trajectory in read_jsonl(
+        path, Trajectory, what="a trajectory", error=TrajectoryFileError
+    ):
+        yield trajectory
 
 
 class TrajectoryWriter:

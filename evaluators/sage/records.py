@@ -8,13 +8,13 @@ stage of the cascade answers it with ``True`` (fires), ``False`` or ``None`` (ab
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from mads_bench.files import atomic_write_text
+from mads_bench.loading import read_jsonl as jsonl_rows
 
 FailureClass = Literal["IUV", "WNF", "PC", "UV"]
 FAILURE_CLASSES: tuple[str, ...] = ("IUV", "WNF", "PC", "UV")
@@ -129,22 +129,9 @@ def read_jsonl(path: Path, model: type[BaseModel]) -> list[Any]:
         `list`: One model per non-empty line.
 
     Raises:
-        `ValueError`: For unreadable JSON or a record that does not validate.
+        `JsonlError`: For unreadable JSON or a record that does not validate.
     """
-    rows = []
-    with Path(path).open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(model.model_validate(json.loads(line)))
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{number}: not JSON ({err.msg})") from None
-            except ValidationError as err:
-                first = err.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "<record>"
-                raise ValueError(f"{path}:{number}: {where}: {first['msg']}") from None
-    return rows
+    return [row for _, row in jsonl_rows(path, model, what=None)]
 
 
 def write_jsonl(path: Path, rows: list[BaseModel]) -> None:

@@ -13,10 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from mads_bench.data_model import Trajectory
 from mads_bench.errors import MadsBenchError
+from simulation.trajectory_io import TrajectoryFileError, read_trajectories
 
 
 class DatasetBuildError(MadsBenchError, ValueError):
@@ -70,22 +69,12 @@ def read_trajectory_file(path: Path) -> list[Trajectory]:
     """Read every trajectory of one JSONL file (blank lines are skipped).
 
     Raises:
-        `DatasetBuildError`: ``<file>:<line>: ...`` for a line that is not a trajectory.
+        `DatasetBuildError`: ``<file>:<line>: not a trajectory: ...`` for a bad line.
     """
-    out = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(Trajectory.model_validate_json(line))
-            except ValidationError as err:
-                first = err.errors()[0]
-                where = ".".join(str(part) for part in first["loc"]) or "line"
-                raise DatasetBuildError(
-                    f"{path}:{number}: not a trajectory: {where}: {first['msg']}"
-                ) from None
-    return out
+    try:
+        return list(read_trajectories(path))
+    except TrajectoryFileError as err:
+        raise DatasetBuildError(str(err)) from None
 
 
 @dataclass
