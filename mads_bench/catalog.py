@@ -10,8 +10,9 @@ A domain pack is a folder ``mads_bench/domains/<name>/`` with:
 - ``tasks.yaml``   task templates for the seeded scenario generator.
 
 Personas are shared by all domains in ``mads_bench/personas.yaml``. Loading checks
-the cross references (tools, personas, seed tables, gold arguments against the tool
-schemas) and reports problems as :class:`~mads_bench.loading.CatalogError`.
+the cross references (tools, personas, seed tables, handler signatures and gold
+arguments against the tool schemas) and reports problems as
+:class:`~mads_bench.loading.CatalogError`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
+from inspect import Parameter, signature
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -219,5 +221,80 @@ def _load_handlers(name: str, path: Path, tools: dict[str, ToolSpec]) -> dict[st
         fn = getattr(module, tool, None)
         if not callable(fn):
             raise CatalogError(path, tool, "no handler function for this tool")
+        check_handler(path, tools[tool], fn)
         handlers[tool] = fn
     return handlers
+
+
+def check_handler(path: Path, tool: ToolSpec, handler: Callable[..., Any]) -> None:
+    """Check that ``handler(db, **arguments)`` accepts exactly what ``tools.yaml`` declares.
+
+    Arguments are validated against the tool's ``parameters`` schema before the handler runs,
+    so a disagreement would otherwise only show at run time, as an ``internal_error`` result.
+    The rule:
+
+    - the first parameter takes the database, positionally;
+    - every schema property is a keyword parameter of the handler, or falls into its
+      ``**kwargs``;
+    - a required property has no default, and an optional one has a default (a call that
+      leaves it out must still run);
+    - the handler takes no other parameter: the model is never told of it, so no call fills it.
+
+    Args:
+        path (`Path`): the pack's ``handlers.py``, named in the error.
+        tool (`ToolSpec`): the tool as ``tools.yaml`` declares it.
+        handler (`Callable`): the handler function.
+
+    Raises:
+        `CatalogError`: naming the tool, both signatures and every mismatch.
+    """
+    params = list(signature(handler).parameters.values())
+    problems = _signature_problems(params, tool)
+    if problems:
+        takes = ", ".join(str(p.replace(annotation=Parameter.empty)) for p in params)
+        required = set(tool.required)
+        declared = ", ".join(
+            f"{name} ({'required' if name in required else 'optional'})"
+            for name in tool.parameters.get("properties", {})
+        )
+        raise CatalogError(
+            path,
+            tool.name,
+            f"handler {getattr(handler, '__name__', tool.name)} takes ({takes}) but tools.yaml "
+            f"declares ({declared}): {'; '.join(problems)}",
+        )
+
+
+def _signature_problems(params: list[Parameter], tool: ToolSpec) -> list[str]:
+    """How a handler's parameters break :func:`check_handler`'s rule; empty when they don't."""
+    problems = []
+    first_kinds = (
+        Parameter.POSITIONAL_ONLY,
+        Parameter.POSITIONAL_OR_KEYWORD,
+        Parameter.VAR_POSITIONAL,
+    )
+    if not params or params[0].kind not in first_kinds:
+        problems.append("it takes no positional database parameter first")
+    rest = params[1:]
+    by_keyword = {
+        p.name: p
+        for p in rest
+        if p.kind in (Parameter.POSITIONAL_OR_KEYWORD, Parameter.KEYWORD_ONLY)
+    }
+    any_keyword = any(p.kind is Parameter.VAR_KEYWORD for p in rest)
+    properties, required = tool.parameters.get("properties", {}), set(tool.required)
+    for name in properties:
+        param = by_keyword.get(name)
+        if param is None:
+            if not any_keyword:
+                problems.append(f"it does not accept {name!r}")
+        elif name in required and param.default is not Parameter.empty:
+            problems.append(f"{name!r} is required but has a default")
+        elif name not in required and param.default is Parameter.empty:
+            problems.append(f"{name!r} is optional but has no default")
+    for param in rest:
+        if param.kind is Parameter.POSITIONAL_ONLY:
+            problems.append(f"{param.name!r} is positional-only, so no argument can fill it")
+        elif param.name in by_keyword and param.name not in properties:
+            problems.append(f"it takes {param.name!r}, which tools.yaml does not declare")
+    return problems

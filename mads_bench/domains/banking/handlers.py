@@ -12,6 +12,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from mads_bench.database import Database, InvalidRequest, InvalidState, NotFound, PolicyViolation
+from mads_bench.domains._shared import days_since, pick
 
 DISPUTE_WINDOW_DAYS = 60
 DISPUTE_RESOLUTION_DAYS = 45
@@ -22,10 +23,6 @@ EXPEDITED_FEE = 25.0
 DELIVERY_DAYS = {"standard": 7, "expedited": 2}
 # Transfers that still count against a day's limit or a month's withdrawals.
 LIVE_STATUSES = ("completed", "processing", "scheduled")
-
-
-def _pick(record: dict[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: record[k] for k in keys}
 
 
 def _money(amount: float) -> float:
@@ -81,7 +78,7 @@ def list_customer_accounts(db: Database, customer_id: str) -> dict[str, Any]:
         "customer_id": customer_id,
         "customer_name": customer["name"],
         "tier": customer["tier"],
-        "accounts": [_pick(a, *keys) for a in db.find("accounts", customer_id=customer_id)],
+        "accounts": [pick(a, *keys) for a in db.find("accounts", customer_id=customer_id)],
     }
 
 
@@ -93,10 +90,10 @@ def get_account_balance(db: Database, account_id: str) -> dict[str, Any]:
         remaining = max(a["monthly_withdrawal_limit"] - used, 0)
     pending = 0.0 if a["type"] == "credit_card" else round(a["balance"] - a["available_balance"], 2)
     return {
-        **_pick(a, "account_id", "type", "product", "nickname", "status", "status_reason"),
-        **_pick(a, "currency", "balance", "available_balance"),
+        **pick(a, "account_id", "type", "product", "nickname", "status", "status_reason"),
+        **pick(a, "currency", "balance", "available_balance"),
         "pending_amount": pending,
-        **_pick(a, "credit_limit", "daily_payment_limit"),
+        **pick(a, "credit_limit", "daily_payment_limit"),
         "withdrawals_remaining_this_month": remaining,
         "as_of": db.today.isoformat(),
     }
@@ -192,8 +189,8 @@ def transfer_between_accounts(
         memo=memo,
     )
     return {
-        **_pick(transfer, "transfer_id", "status", "from_account_id", "to_account_id"),
-        **_pick(transfer, "amount", "date"),
+        **pick(transfer, "transfer_id", "status", "from_account_id", "to_account_id"),
+        **pick(transfer, "amount", "date"),
         "from_available_balance": source["available_balance"],
         "to_balance": target["balance"],
     }
@@ -224,7 +221,7 @@ def send_payment(
         raise InvalidRequest(f"payment_date {day} is in the past")
     if (day - db.today).days > MAX_SCHEDULE_DAYS:
         raise PolicyViolation(f"payments can be scheduled at most {MAX_SCHEDULE_DAYS} days ahead")
-    payee_age = (db.today - date.fromisoformat(payee["added_on"])).days
+    payee_age = days_since(db, payee["added_on"])
     if payee_age < NEW_PAYEE_DAYS and amount > NEW_PAYEE_CAP:
         raise PolicyViolation(
             f"payee {payee['name']} was added {payee_age} day(s) ago; payments to payees newer "
@@ -261,7 +258,7 @@ def send_payment(
         **fields,
     )
     return {
-        **_pick(transfer, "transfer_id", "status", "from_account_id"),
+        **pick(transfer, "transfer_id", "status", "from_account_id"),
         **fields,
         "payment_date": transfer["date"],
         "available_balance": account["available_balance"],
@@ -282,7 +279,7 @@ def cancel_scheduled_payment(db: Database, transfer_id: str) -> dict[str, Any]:
         raise InvalidState(f"payment {transfer_id} is {transfer['status']} and cannot be cancelled")
     db.update("transfers", transfer_id, status="cancelled")
     return {
-        **_pick(transfer, "transfer_id", "payee_name", "amount"),
+        **pick(transfer, "transfer_id", "payee_name", "amount"),
         "status": "cancelled",
         "payment_date": due,
         "cancelled_on": db.today.isoformat(),
@@ -311,7 +308,7 @@ def set_card_lock(
         status_reason=f"locked by the customer: {reason or 'other'}" if locked else None,
         locked_by="customer" if locked else None,
     )
-    return {**_pick(card, "card_id", "last4", "status", "status_reason"), "locked": locked}
+    return {**pick(card, "card_id", "last4", "status", "status_reason"), "locked": locked}
 
 
 def request_card_replacement(
@@ -369,7 +366,7 @@ def open_transaction_dispute(
         raise InvalidRequest(f"transaction {transaction_id} is a credit; only debits are disputed")
     if tx["disputed"]:
         raise InvalidState(f"transaction {transaction_id} is already disputed")
-    age = (db.today - date.fromisoformat(tx["date"])).days
+    age = days_since(db, tx["date"])
     if age > DISPUTE_WINDOW_DAYS:
         raise PolicyViolation(
             f"transactions can be disputed within {DISPUTE_WINDOW_DAYS} days; "
@@ -390,7 +387,7 @@ def open_transaction_dispute(
     resolution = db.today + timedelta(days=DISPUTE_RESOLUTION_DAYS)
     dispute = {
         "dispute_id": db.next_id("disputes", "DSP-"),
-        **_pick(tx, "transaction_id", "account_id", "merchant"),
+        **pick(tx, "transaction_id", "account_id", "merchant"),
         "amount": round(-tx["amount"], 2),
         "reason": reason,
         "status": "under_review",

@@ -7,10 +7,10 @@ colleague is busy during their ``busy_blocks`` and the user's events they attend
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 from mads_bench.database import Database, InvalidRequest, InvalidState, NotFound, PolicyViolation
+from mads_bench.domains._shared import WEEKDAYS, parse_date, to_hhmm, to_minutes
 
 Slot = tuple[str, str, str]
 NOW = "09:00"
@@ -21,47 +21,31 @@ ROOM_HORIZON_DAYS = 30
 MAX_ATTENDEES = 25
 SLOT_STEP_MINUTES = 30
 MAX_SLOTS = 8
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 STATUS_AFTER = {"accept": "accepted", "tentative": "tentative", "decline": "declined"}
 
 
 # ----------------------------------------------------------------------- helpers
 
 
-def _minutes(hhmm: str) -> int:
-    return int(hhmm[:2]) * 60 + int(hhmm[3:5])
-
-
-def _hhmm(minutes: int) -> str:
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
 def _overlaps(slot: Slot, record: dict[str, Any]) -> bool:
     day, start, end = slot
     return (
         record["date"] == day
-        and _minutes(start) < _minutes(record["end_time"])
-        and _minutes(record["start_time"]) < _minutes(end)
+        and to_minutes(start) < to_minutes(record["end_time"])
+        and to_minutes(record["start_time"]) < to_minutes(end)
     )
 
 
-def _day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise InvalidRequest(f"{text!r} is not a calendar date") from None
-
-
 def _is_past(db: Database, day: str, start: str) -> bool:
-    when = _day(day)
-    return when < db.today or (when == db.today and _minutes(start) < _minutes(NOW))
+    when = parse_date(day)
+    return when < db.today or (when == db.today and to_minutes(start) < to_minutes(NOW))
 
 
 def _check_times(db: Database, slot: Slot) -> None:
     day, start, end = slot
-    if _minutes(end) <= _minutes(start):
+    if to_minutes(end) <= to_minutes(start):
         raise InvalidRequest(f"end time {end} must be after start time {start}")
-    if _minutes(end) - _minutes(start) > MAX_EVENT_MINUTES:
+    if to_minutes(end) - to_minutes(start) > MAX_EVENT_MINUTES:
         raise InvalidRequest("events can last at most 8 hours")
     if _is_past(db, day, start):
         raise InvalidRequest(f"{day} {start} is in the past")
@@ -101,9 +85,9 @@ def _attendee_busy(
 
 def _unavailable(contact: dict[str, Any], day: str, start: str = "", end: str = "") -> str | None:
     """Why the contact cannot meet then (day off, outside their hours), or None."""
-    weekday = _day(day).weekday()
+    weekday = parse_date(day).weekday()
     if WEEKDAYS[weekday] not in contact["working_days"]:
-        return f"{contact['name']} does not work on {_day(day).strftime('%A')}s"
+        return f"{contact['name']} does not work on {parse_date(day).strftime('%A')}s"
     hours = contact["available_hours"]
     if start and (start < hours["start"] or end > hours["end"]):
         return (
@@ -151,7 +135,7 @@ def _in_maintenance(room: dict[str, Any], day: str) -> bool:
 
 
 def _check_room_horizon(db: Database, day: str) -> None:
-    if (_day(day) - db.today).days > ROOM_HORIZON_DAYS:
+    if (parse_date(day) - db.today).days > ROOM_HORIZON_DAYS:
         raise PolicyViolation(f"rooms can be booked at most {ROOM_HORIZON_DAYS} days ahead")
 
 
@@ -206,7 +190,7 @@ def list_calendar_events(
     query: str | None = None,
     include_cancelled: bool = False,
 ) -> dict[str, Any]:
-    days = (_day(end_date) - _day(start_date)).days
+    days = (parse_date(end_date) - parse_date(start_date)).days
     if days < 0:
         raise InvalidRequest("end_date must be on or after start_date")
     if days >= MAX_LIST_DAYS:
@@ -244,13 +228,15 @@ def find_common_free_slots(
     notes = [n for n in [_holiday(db, date) if emails else None] if n]
     notes += [n for n in (_unavailable(c, date) for c in contacts) if n]
     first = max(
-        [_minutes(not_before)] + [_minutes(c["available_hours"]["start"]) for c in contacts]
+        [to_minutes(not_before)] + [to_minutes(c["available_hours"]["start"]) for c in contacts]
     )
-    last = min([_minutes(not_after)] + [_minutes(c["available_hours"]["end"]) for c in contacts])
+    last = min(
+        [to_minutes(not_after)] + [to_minutes(c["available_hours"]["end"]) for c in contacts]
+    )
     slots = []
     starts = [] if notes else range(first, last - duration_minutes + 1, SLOT_STEP_MINUTES)
     for start in starts:
-        slot = (date, _hhmm(start), _hhmm(start + duration_minutes))
+        slot = (date, to_hhmm(start), to_hhmm(start + duration_minutes))
         if len(slots) == MAX_SLOTS:
             break
         if _is_past(db, date, slot[1]):
@@ -355,10 +341,14 @@ def reschedule_calendar_event(
 ) -> dict[str, Any]:
     event = _own_event(db, event_id)
     if new_end_time is None:
-        end = _minutes(new_start_time) + _minutes(event["end_time"]) - _minutes(event["start_time"])
+        end = (
+            to_minutes(new_start_time)
+            + to_minutes(event["end_time"])
+            - to_minutes(event["start_time"])
+        )
         if end >= 24 * 60:
             raise InvalidRequest("the event would run past midnight")
-        new_end_time = _hhmm(end)
+        new_end_time = to_hhmm(end)
     slot = (new_date, new_start_time, new_end_time)
     if slot == _slot_of(event):
         raise InvalidRequest(f"{event['title']!r} is already at that time")

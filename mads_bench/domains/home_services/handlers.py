@@ -10,7 +10,8 @@ payment rules and a 90-day workmanship warranty.
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from mads_bench.database import (
@@ -20,6 +21,7 @@ from mads_bench.database import (
     NotFound,
     PolicyViolation,
 )
+from mads_bench.domains._shared import VALID_ISO_DATE, card_expired, parse_date
 
 TRIP_FEE = 35.0  # outer-zone visits; waived for plus members
 MEMBER_DISCOUNT = 0.10  # plus members, on the base price
@@ -33,11 +35,8 @@ MIN_PARTIAL_PAYMENT = 25.0
 ETA_MINUTES = {"core": 60, "outer": 120}
 
 
-def _day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise InvalidRequest(f"{text!r} is not a valid date (YYYY-MM-DD)") from None
+# This pack's date refusals name the format.
+_day = partial(parse_date, expected=VALID_ISO_DATE)
 
 
 def _area(db: Database, zip_code: str) -> dict[str, Any]:
@@ -347,7 +346,7 @@ def pay_service_invoice(
     method = db.get("customers", invoice["customer_id"])[payment_method]
     if method is None:
         raise InvalidRequest(f"no {payment_method.replace('_', ' ')} for this customer")
-    if "expires" in method and method["expires"] < db.today.isoformat()[:7]:
+    if "expires" in method and card_expired(db, method["expires"]):
         raise InvalidState(f"the card ending {method['last4']} expired in {method['expires']}")
     balance = invoice["balance_due"]
     if amount > balance:

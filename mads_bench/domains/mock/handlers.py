@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 from mads_bench.database import Database, InvalidState, PolicyViolation
+from mads_bench.domains._shared import days_since
 
 CANCEL_WINDOW_DAYS = 14
 
@@ -39,7 +39,7 @@ def cancel_order(db: Database, order_id: str) -> dict[str, Any]:
     order = db.get("orders", order_id)
     if order["status"] != "placed":
         raise InvalidState(f"order {order_id} is {order['status']} and cannot be cancelled")
-    age = (db.today - date.fromisoformat(order["placed_on"])).days
+    age = days_since(db, order["placed_on"])
     if age > CANCEL_WINDOW_DAYS:
         raise PolicyViolation(
             f"orders can be cancelled within {CANCEL_WINDOW_DAYS} days; this one is {age} days old"

@@ -9,10 +9,11 @@ a 14-day price-adjustment window, and missing-package claims 2-30 days after del
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
 from mads_bench.database import Database, InvalidRequest, InvalidState, NotFound, PolicyViolation
+from mads_bench.domains._shared import days_since, pick
 
 SHIPPING_FEES = {"standard": 5.99, "express": 14.99, "next_day": 24.99}
 PLUS_SHIPPING_FEES = {"standard": 0.0, "express": 0.0, "next_day": 9.99}
@@ -30,14 +31,6 @@ SORT_KEYS = {
     "price_desc": lambda p: -p["price"],
     "rating": lambda p: -p["rating"],
 }
-
-
-def _pick(record: dict[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: record[k] for k in keys}
-
-
-def _days_since(db: Database, day: str) -> int:
-    return (db.today - date.fromisoformat(day)).days
 
 
 def _lines(db: Database, order_id: str) -> list[dict[str, Any]]:
@@ -100,7 +93,7 @@ def search_products(
     words = query.casefold().replace("-", " ").split()
     keys = ("product_id", "name", "brand", "category", "price", "rating", "review_count")
     hits = [
-        {**_pick(p, *keys), "in_stock": p["stock"] > 0, "stock": p["stock"]}
+        {**pick(p, *keys), "in_stock": p["stock"] > 0, "stock": p["stock"]}
         for p in db.find("products", status="active", category=category)
         if all(
             w in f"{p['name']} {p['brand']} {p['category']}".casefold().replace("-", " ")
@@ -129,9 +122,9 @@ def list_customer_orders(db: Database, customer_id: str, status: str | None = No
     )
     summaries = [
         {
-            **_pick(o, "order_id", "status", "placed_on", "delivered_on", "total"),
+            **pick(o, "order_id", "status", "placed_on", "delivered_on", "total"),
             "items": [
-                _pick(line, "product_id", "product_name", "quantity")
+                pick(line, "product_id", "product_name", "quantity")
                 for line in _lines(db, o["order_id"])
             ],
         }
@@ -145,7 +138,7 @@ def get_order_details(db: Database, order_id: str) -> dict[str, Any]:
     shipments = db.find("shipments", order_id=order_id)
     keys = ("line_id", "product_id", "product_name", "quantity", "unit_price")
     lines = [
-        _pick(line, *keys, "returned_quantity", "price_adjusted") for line in _lines(db, order_id)
+        pick(line, *keys, "returned_quantity", "price_adjusted") for line in _lines(db, order_id)
     ]
     tracking = shipments[0]["tracking_number"] if shipments else None
     return {**order, "tracking_number": tracking, "lines": lines}
@@ -240,7 +233,7 @@ def create_order(
             "price_adjusted": False,
         }
         db.insert("order_lines", line)
-        lines.append(_pick(line, "product_id", "product_name", "quantity", "unit_price"))
+        lines.append(pick(line, "product_id", "product_name", "quantity", "unit_price"))
     order = {
         "order_id": order_id,
         "customer_id": customer_id,
@@ -262,7 +255,7 @@ def create_order(
     eta = db.today + timedelta(days=DELIVERY_DAYS[shipping_method])
     keys = ("order_id", "status", "placed_on", "subtotal", "discount", "shipping_fee", "total")
     return {
-        **_pick(order, *keys, "shipping_method", "shipping_address", "gift_message"),
+        **pick(order, *keys, "shipping_method", "shipping_address", "gift_message"),
         "lines": lines,
         "estimated_delivery": eta.isoformat(),
     }
@@ -310,7 +303,7 @@ def update_order_address(db: Database, order_id: str, address: dict[str, Any]) -
     if on_po_box and oversized:
         raise PolicyViolation(f"{oversized[0]} ships by freight and cannot go to a PO box")
     order = db.update("orders", order_id, shipping_address=address)
-    return _pick(order, "order_id", "status", "shipping_address")
+    return pick(order, "order_id", "status", "shipping_address")
 
 
 def start_return(
@@ -329,7 +322,7 @@ def start_return(
     product = db.get("products", product_id)
     if not product["returnable"]:
         raise PolicyViolation(f"{product['name']} is final sale and cannot be returned")
-    age, window = _days_since(db, order["delivered_on"]), product["return_window_days"]
+    age, window = days_since(db, order["delivered_on"]), product["return_window_days"]
     if age > window:
         raise PolicyViolation(
             f"{product['name']} can be returned within {window} days of delivery; "
@@ -373,7 +366,7 @@ def request_price_adjustment(db: Database, order_id: str, product_id: str) -> di
         raise InvalidState(f"order {order_id} is cancelled")
     if line["price_adjusted"]:
         raise InvalidState(f"{product['name']} in order {order_id} was already price-adjusted")
-    age = _days_since(db, order["placed_on"])
+    age = days_since(db, order["placed_on"])
     if age > PRICE_ADJUSTMENT_DAYS:
         raise PolicyViolation(
             f"price adjustments are available within {PRICE_ADJUSTMENT_DAYS} days of ordering; "
@@ -410,7 +403,7 @@ def report_missing_package(db: Database, order_id: str, details: str | None = No
         raise InvalidState(
             f"order {order_id} is still in transit, expected by {shipment['estimated_delivery']}"
         )
-    age = _days_since(db, shipment["delivered_on"])
+    age = days_since(db, shipment["delivered_on"])
     if age < CLAIM_WAIT_DAYS:
         raise PolicyViolation(
             f"the carrier scanned order {order_id} as delivered {age} day(s) ago; parcels often "

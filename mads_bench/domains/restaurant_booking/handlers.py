@@ -7,10 +7,11 @@ reservations seated less than that long before or after it, and none during a bl
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 from typing import Any
 
 from mads_bench.database import Database, InvalidRequest, InvalidState, NotFound, PolicyViolation
+from mads_bench.domains._shared import WEEKDAYS, card_expired, parse_date, to_hhmm, to_minutes
 
 NOW = time(12, 0)
 DINING_MINUTES = 120
@@ -18,25 +19,13 @@ SEATING_STEP_MINUTES = 30
 ACTIVE = ("confirmed", "pending_deposit")
 MAX_NO_SHOWS = 3
 WAITLIST_DAYS_AHEAD = 7
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 # ----------------------------------------------------------------------- helpers
 
 
-def _minutes(hhmm: str) -> int:
-    return int(hhmm[:2]) * 60 + int(hhmm[3:5])
-
-
-def _day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise InvalidRequest(f"{text!r} is not a calendar date") from None
-
-
 def _at(day: str, hhmm: str) -> datetime:
-    return datetime.combine(_day(day), time(int(hhmm[:2]), int(hhmm[3:5])))
+    return datetime.combine(parse_date(day), time(int(hhmm[:2]), int(hhmm[3:5])))
 
 
 def _now(db: Database) -> datetime:
@@ -52,7 +41,7 @@ def _bookable(db: Database, restaurant_id: str) -> dict[str, Any]:
 
 def _check_request(r: dict[str, Any], db: Database, day: str, party: int, area: str | None) -> None:
     """Date inside the booking window, party within the online limit, area that exists."""
-    when = _day(day)
+    when = parse_date(day)
     if when < db.today:
         raise InvalidRequest(f"{day} is in the past")
     if (when - db.today).days > r["booking_window_days"]:
@@ -68,16 +57,14 @@ def _check_request(r: dict[str, Any], db: Database, day: str, party: int, area: 
 
 
 def _is_open(r: dict[str, Any], day: str) -> bool:
-    return WEEKDAYS[_day(day).weekday()] in r["open_days"]
+    return WEEKDAYS[parse_date(day).weekday()] in r["open_days"]
 
 
 def _seating_times(r: dict[str, Any]) -> list[str]:
     times = []
     for service in r["services"]:
-        first, last = _minutes(service["first_seating"]), _minutes(service["last_seating"])
-        times += [
-            f"{m // 60:02d}:{m % 60:02d}" for m in range(first, last + 1, SEATING_STEP_MINUTES)
-        ]
+        first, last = to_minutes(service["first_seating"]), to_minutes(service["last_seating"])
+        times += [to_hhmm(m) for m in range(first, last + 1, SEATING_STEP_MINUTES)]
     return times
 
 
@@ -93,14 +80,14 @@ def _seats_left(
         if res["status"] in ACTIVE
         and res["seating_area"] == area
         and res["reservation_id"] != ignore
-        and abs(_minutes(res["time"]) - _minutes(hhmm)) < DINING_MINUTES
+        and abs(to_minutes(res["time"]) - to_minutes(hhmm)) < DINING_MINUTES
     )
     return r["seating"][area] - taken
 
 
 def _check_seating(db: Database, r: dict[str, Any], day: str, hhmm: str) -> None:
     if not _is_open(r, day):
-        raise InvalidRequest(f"{r['name']} is closed on {_day(day).strftime('%A')}s")
+        raise InvalidRequest(f"{r['name']} is closed on {parse_date(day).strftime('%A')}s")
     if hhmm not in _seating_times(r):
         hours = ", ".join(f"{s['first_seating']}-{s['last_seating']}" for s in r["services"])
         raise InvalidRequest(f"{hhmm} is not a seating time at {r['name']} ({hours}, half-hourly)")
@@ -131,7 +118,7 @@ def _free_area(
 
 def _check_guest(db: Database, phone: str, day: str, hhmm: str, ignore: str | None = None) -> None:
     for res in db.find("reservations", guest_phone=phone, date=day):
-        near = abs(_minutes(res["time"]) - _minutes(hhmm)) < DINING_MINUTES
+        near = abs(to_minutes(res["time"]) - to_minutes(hhmm)) < DINING_MINUTES
         if res["status"] in ACTIVE and res["reservation_id"] != ignore and near:
             raise InvalidState(
                 f"{phone} already has reservation {res['reservation_id']} at "
@@ -333,7 +320,7 @@ def pay_reservation_deposit(
     ]
     if not cards:
         raise NotFound(f"no saved card ending {card_last_four} for {res['guest_phone']}")
-    if cards[0]["expires"] < db.today.isoformat()[:7]:
+    if card_expired(db, cards[0]["expires"]):
         raise PolicyViolation(
             f"the {cards[0]['brand']} card ending {card_last_four} expired in "
             f"{cards[0]['expires']}; use another saved card"
@@ -359,7 +346,7 @@ def join_waitlist(
     if not r["waitlist_enabled"]:
         raise PolicyViolation(f"{r['name']} does not keep a waitlist")
     _check_request(r, db, date, party_size, None)
-    if (_day(date) - db.today).days > WAITLIST_DAYS_AHEAD:
+    if (parse_date(date) - db.today).days > WAITLIST_DAYS_AHEAD:
         raise PolicyViolation(f"the waitlist opens {WAITLIST_DAYS_AHEAD} days before the date")
     _check_seating(db, r, date, preferred_time)
     if any(_seats_left(db, r, date, preferred_time, a) >= party_size for a in r["seating"]):

@@ -8,6 +8,7 @@ change and cancellation rules per fare type, baggage limits and hotel stay rules
 from __future__ import annotations
 
 from datetime import date, timedelta
+from functools import partial
 from typing import Any
 
 from mads_bench.database import (
@@ -17,6 +18,7 @@ from mads_bench.database import (
     NotFound,
     PolicyViolation,
 )
+from mads_bench.domains._shared import VALID_ISO_DATE, parse_date, pick, to_hhmm, to_minutes
 
 MAX_PASSENGERS = 9
 BASIC_DISCOUNT = 60.0  # basic economy = standard economy fare minus this
@@ -35,19 +37,12 @@ SUMMARY_FIELDS = (
 ).split()
 
 
-def _day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise InvalidRequest(f"{text!r} is not a valid date (YYYY-MM-DD)") from None
-
-
-def _pick(record: dict[str, Any], *fields: str) -> dict[str, Any]:
-    return {field: record[field] for field in fields}
+# This pack's date refusals name the format.
+_day = partial(parse_date, expected=VALID_ISO_DATE)
 
 
 def _summary(flight: dict[str, Any]) -> dict[str, Any]:
-    return _pick(flight, *SUMMARY_FIELDS)
+    return pick(flight, *SUMMARY_FIELDS)
 
 
 def _fare(flight: dict[str, Any], cabin: str, fare_type: str) -> float:
@@ -141,16 +136,13 @@ def get_flight_status(db: Database, flight_number: str, date: str) -> dict[str, 
     if not matches:
         raise NotFound(f"no flight {flight_number} on {date}")
     flight = matches[0]
-    hours, minutes = map(int, flight["depart_time"].split(":"))
-    estimated = (hours * 60 + minutes + flight["delay_minutes"]) % (24 * 60)
+    estimated = (to_minutes(flight["depart_time"]) + flight["delay_minutes"]) % (24 * 60)
     fields = "flight_number airline date origin destination status delay_minutes gate"
     return {
-        **_pick(flight, *fields.split()),
+        **pick(flight, *fields.split()),
         "scheduled_departure": flight["depart_time"],
         "scheduled_arrival": flight["arrive_time"],
-        "estimated_departure": None
-        if flight["status"] == "cancelled"
-        else f"{estimated // 60:02d}:{estimated % 60:02d}",
+        "estimated_departure": None if flight["status"] == "cancelled" else to_hhmm(estimated),
     }
 
 
@@ -165,11 +157,11 @@ def get_flight_booking(db: Database, booking_ref: str, last_name: str) -> dict[s
 def get_traveler_profile(db: Database, traveler_id: str) -> dict[str, Any]:
     traveler = db.get("travelers", traveler_id)
     trips = [
-        {**_pick(b, "booking_ref", "flight_id"), "date": db.get("flights", b["flight_id"])["date"]}
+        {**pick(b, "booking_ref", "flight_id"), "date": db.get("flights", b["flight_id"])["date"]}
         for b in db.find("bookings", traveler_id=traveler_id, status="confirmed")
     ]
     stays = [
-        _pick(r, "reservation_id", "hotel_id", "check_in", "check_out")
+        pick(r, "reservation_id", "hotel_id", "check_in", "check_out")
         for r in db.find("hotel_reservations", traveler_id=traveler_id, status="confirmed")
     ]
     trips.sort(key=lambda t: t["date"])
