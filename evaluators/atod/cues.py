@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+from mads_bench.text import split_sentences
+
 _MIN_CLAUSE_WORDS = 3
 
 REQUEST = re.compile(
@@ -122,7 +123,7 @@ _NEGATED_COMPLETION = re.compile(r"\b(not yet|yet\b.*\?|haven'?t|hasn'?t|no need
 
 def split_clauses(text: str) -> list[str]:
     """Split an utterance into sentences; greetings and fragments under 3 words are dropped."""
-    parts = [p.strip() for p in _SENTENCE.split(text or "") if p and p.strip()]
+    parts = split_sentences(text or "")
     return [p for p in parts if len(p.split()) >= _MIN_CLAUSE_WORDS]
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from evaluators.sage.normalize import normalize_text, parse_date, parse_time
 from evaluators.sage.workflow import ServiceSpec
+from mads_bench.text import split_sentences
 
 _STOP_CAPS = {
     "i",
@@ -113,10 +114,6 @@ class UserValue:
     slots: tuple[str, ...] = ()
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.?!])\s+", text) if s.strip()]
-
-
 def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
     """Candidate values in a user utterance, most specific first, without overlaps."""
     found: list[UserValue] = []
@@ -160,7 +157,7 @@ def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
             found.append(UserValue(m.group(1), "count", 0.7, count_slots))
     for m in re.finditer(r"\"([^\"]{2,40})\"", text):
         found.append(UserValue(m.group(1), "quoted", 0.7))
-    for sentence in _sentences(text):
+    for sentence in split_sentences(text, newlines=False):
         if _INFO_QUESTION.match(sentence):  # asking about a result, not supplying a value
             continue
         words = sentence.split()
@@ -198,7 +195,7 @@ def request_sentences(text: str, known_values: tuple[str, ...] = ()) -> list[str
     """
     out = []
     known = [f" {normalize_text(v)} " for v in known_values if len(v) > 2]
-    for sentence in _sentences(text):
+    for sentence in split_sentences(text, newlines=False):
         norm = f" {normalize_text(sentence)} "
         if has_confirmation_cue(sentence) or any(k in norm for k in known):
             continue

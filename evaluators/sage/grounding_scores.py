@@ -35,6 +35,7 @@ from evaluators.sage.normalize import (
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.symbolic import context_texts
 from evaluators.sage.workflow import WorkflowSpec
+from mads_bench.text import split_sentences
 
 Finisher = Callable[[dict[str, np.ndarray]], tuple[float, str]]
 NO_SLOT_FLOOR = 0.25
@@ -168,9 +169,8 @@ def _pc(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) 
     if has_confirmation_cue(record.agent):
         return lambda _v: (1.0, "confirmation cue in a_t")
     # Questions are not confirmations (confirming questions carry a lexical cue instead).
-    sentences = [
-        s for s in re.split(r"(?<=[.?!])\s+", record.agent) if s.strip() and not s.endswith("?")
-    ]
+    split = split_sentences(record.agent, newlines=False, strip="")  # embedded as written
+    sentences = [s for s in split if not s.endswith("?")]
     req.need(*sentences, *CONFIRMATION_PARAPHRASES)
 
     def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:

@@ -4,7 +4,8 @@ Slot values reach the state in many surface forms ("2" / "two", "11:30 am" / "ha
 in the morning", "March 3rd" / "3rd of March", "Cheap" / "cheap"). These helpers put values
 into comparable forms and score how well a value is supported by a piece of text:
 
-* ``normalize_text``: lower case, number words → digits, punctuation dropped.
+* ``normalize_text``: lower case, number words → digits, punctuation dropped (SAGE's
+  settings of ``mads_bench.text.normalise``).
 * ``parse_time`` / ``parse_date`` / ``parse_number``: typed canonical keys (or None).
 * ``value_similarity``: 1.0 for equal normalised or typed values, 0.0 for two different
   values of the same type (two different times contradict), else a fuzzy ratio.
@@ -22,13 +23,8 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-_NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-}
+from mads_bench.text import normalise
+
 _ORDINALS = {
     w: str(i)
     for i, w in enumerate(
@@ -67,18 +63,23 @@ _FALSY = {"false", "no"}
 
 
 def normalize_text(text: str) -> str:
-    """Lower case, number words to digits, punctuation to spaces, single spaces.
+    """SAGE's normal form of a value or utterance: `mads_bench.text.normalise` set to lower
+    case (``str.lower``), underscores kept, the marks values are written with kept, number
+    words and ordinals as digits, a leading article or preposition dropped ("the 4th" and
+    "4th" compare equal).
 
-    A leading article or preposition is dropped ("the 4th" and "4th" compare equal).
+    Example:
+        >>> normalize_text("The Two Tickets, 3rd row!"), normalize_text("premium_economy")
+        ('2 tickets 3 row', 'premium_economy')
     """
-    text = text.lower().replace("’", "'")
-    text = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", text)
-    text = re.sub(r"[^\w:'$.@-]+", " ", text)
-    text = re.sub(r"(?<!\d)[.](?!\d)|'s\b", " ", text)
-    words = [_NUMBER_WORDS.get(w, w) for w in text.split()]
-    while len(words) > 1 and words[0] in _LEADING:
-        words = words[1:]
-    return " ".join(words)
+    return normalise(
+        text,
+        casefold=False,
+        underscores=False,
+        punctuation="values",
+        numbers="words",
+        drop_leading=_LEADING,
+    )
 
 
 def parse_number(text: str) -> int | None:

@@ -25,13 +25,13 @@ from typing import Any
 from mads_bench.catalog import load_domain
 from mads_bench.data_model import Message, Scenario, ToolResult
 from mads_bench.pre_act import Action, PreActStep, canonical_json, render_step
+from mads_bench.text import normalise
 from simulation.agents import speech
 from simulation.agents.grounding import SlotGrounding
 from simulation.agents.recovery import ATTEMPTS_PER_ROUND, Decision, RecoveryMixin
 from simulation.agents.text import (
     is_affirmative,
     is_refusal,
-    normalise,
     slot_label,
 )
 
@@ -72,8 +72,9 @@ class ScriptedAssistant(RecoveryMixin):
             elif message.role == "tool" and message.tool_result is not None:
                 self._on_result(message.tool_result)
         self.seen = len(view)
-        users = [normalise(m.content) for m in view if m.role == "user"]
-        tools = normalise(" ".join(m.content for m in view if m.role == "tool"))
+        users = [normalise(m.content, numbers="canonical") for m in view if m.role == "user"]
+        tool_text = " ".join(m.content for m in view if m.role == "tool")
+        tools = normalise(tool_text, numbers="canonical")
         think, action, plan_steps = self._next(users, tools)
         plan = None
         if self.steps_in_turn == 0 and self.style == "pre_act":

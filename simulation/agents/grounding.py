@@ -21,7 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from mads_bench.data_model import Scenario
-from simulation.agents.text import normalise, render_value, same_value, slot_label, value_in
+from mads_bench.text import normalise
+from simulation.agents.text import render_value, same_value, slot_label, value_in
 
 Resolution = tuple[dict[str, Any], list[str], list[tuple[str, Any]], list[str]]
 
@@ -35,7 +36,7 @@ class SlotGrounding:
     Example:
         >>> from mads_bench.catalog import load_domain
         >>> grounding = SlotGrounding(load_domain("mock").scenarios[1])
-        >>> tools = normalise('{"items": [{"item_id": "I1"}]}')
+        >>> tools = normalise('{"items": [{"item_id": "I1"}]}', numbers="canonical")
         >>> grounding.resolve({"item_id": "I1", "quantity": 2}, ["buy a blue mug"], tools)
         ({'item_id': 'I1', 'quantity': 2}, ['quantity'], [], [])
     """
@@ -83,7 +84,7 @@ class SlotGrounding:
             return self.accepted[slot]
         latest = self.latest_stated(slot, users)
         said_flag = isinstance(value, bool) and any(
-            normalise(slot_label(slot)) in text for text in users
+            normalise(slot_label(slot), numbers="canonical") in text for text in users
         )
         if latest is None and not (value_in(value, tools) or said_flag):
             found["missing"].append(slot)

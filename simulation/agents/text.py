@@ -1,9 +1,10 @@
-"""Text helpers shared by the scripted agents: value normalisation, slot labels, cue detection.
+"""Text helpers shared by the scripted agents: value matching, slot labels, cue detection.
 
 Both scripted agents talk in plain text, so they need the same conventions: a slot's
 human label (``card_last4`` -> ``card last four digits``), how a value is written
 (``premium_economy`` -> ``premium economy``, ``True`` -> ``yes``), and how a value is found
-in free text (case-insensitive, ``1,200`` = ``1200`` = ``1200.00``). The cue detectors
+in free text normalised by ``normalise(text, numbers="canonical")`` from `mads_bench.text`
+(case-insensitive, ``1,200`` = ``1200`` = ``1200.00``). The cue detectors
 (confirmation question, affirmative answer, completion, decline) are keyword rules that also
 work on LLM-written messages.
 """
@@ -14,11 +15,12 @@ import json
 import re
 from typing import Any
 
+from mads_bench.text import normalise, split_sentences
+
 DONE_TOKEN = "[DONE]"
 NOT_PROCESSED_NOTICE = "Sorry, I could not process that request. Could you say it again?"
 
 _LABEL_WORDS = {"id": "ID", "last4": "last four digits", "num": "number", "ref": "reference"}
-_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
 _CONFIRM_CUES = (
     "shall i",
     "should i",
@@ -93,35 +95,22 @@ def spoken_value(value: Any) -> str:
     return render_value(value)
 
 
-def _canonical_number(match: re.Match[str]) -> str:
-    number = float(match.group().replace(",", ""))
-    return str(int(number)) if number.is_integer() else repr(number)
-
-
-def normalise(text: str) -> str:
-    """Lower-case, underscores to spaces, numbers in one canonical spelling, single spaces.
-
-    Example:
-        >>> normalise("Move 1,200.00 to Premium_Economy")
-        'move 1200 to premium economy'
-    """
-    text = text.casefold().replace("_", " ")
-    text = _NUMBER.sub(_canonical_number, text)
-    return " ".join(text.split())
-
-
 def value_in(value: Any, normalised_text: str) -> bool:
-    """Whether ``value`` (scalar, or every element of a list or object) appears in normalised
-    text.
+    """Whether ``value`` (scalar, or every element of a list or object) appears in text
+    normalised by ``normalise(text, numbers="canonical")``.
 
     Booleans never count as appearing: ``true`` is not something a user writes. A whole
     token only: ``3`` is not in ``4.3``, ``O1`` is not in ``o12``.
 
     Example:
-        >>> value_in(142.80, normalise("pay 142.8 dollars")), value_in("O1", "cancel o12")
-        (True, False)
-        >>> value_in(3, normalise("rating 4.3")), value_in(3, normalise("for 3."))
-        (False, True)
+        >>> value_in(142.80, normalise("pay 142.8 dollars", numbers="canonical"))
+        True
+        >>> value_in("O1", "cancel o12")
+        False
+        >>> value_in(3, normalise("rating 4.3", numbers="canonical"))
+        False
+        >>> value_in(3, normalise("for 3.", numbers="canonical"))
+        True
     """
     if isinstance(value, bool) or value is None:
         return False
@@ -130,7 +119,7 @@ def value_in(value: Any, normalised_text: str) -> bool:
     if isinstance(value, dict):
         leaves = [v for v in value.values() if v not in (None, "", [], {})]
         return bool(leaves) and all(value_in(v, normalised_text) for v in leaves)
-    needle = normalise(render_value(value))
+    needle = normalise(render_value(value), numbers="canonical")
     if not needle:
         return False
     pattern = r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-]|\.\d)"
@@ -149,7 +138,9 @@ def same_value(a: Any, b: Any) -> bool:
             and a.keys() == b.keys()
             and all(same_value(a[k], b[k]) for k in a)
         )
-    return normalise(render_value(a)) == normalise(render_value(b))
+    return normalise(render_value(a), numbers="canonical") == normalise(
+        render_value(b), numbers="canonical"
+    )
 
 
 def asks_confirmation(text: str) -> bool:
@@ -165,8 +156,9 @@ def is_affirmative(text: str) -> bool:
         >>> is_affirmative("I don't trust bots. Yes, go ahead."), is_affirmative("no, wait")
         (True, False)
     """
-    sentences = re.split(r"(?<=[.!?\n])\s+", text)
-    return any(_AFFIRMATIVE.search(s) and not _NEGATIVE.search(s) for s in sentences)
+    # a line break ends a sentence only where more whitespace follows, as it always has here
+    parts = split_sentences(text, ends=".!?\n", newlines=False)
+    return any(_AFFIRMATIVE.search(s) and not _NEGATIVE.search(s) for s in parts)
 
 
 def is_refusal(text: str) -> bool:

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mads_bench.pre_act import Action
+from mads_bench.text import normalise
 from simulation.agents.text import (
     asks_confirmation,
     declines_with_alternatives,
-    normalise,
     render_value,
     slot_label,
     value_in,
@@ -166,7 +166,8 @@ class ScriptedNarrator:
         arguments = request.step.action.arguments or {}
         if not arguments:
             return " (it takes no arguments)"
-        users = normalise(" ".join(e.text for e in request.history if isinstance(e, User)))
+        user_text = " ".join(e.text for e in request.history if isinstance(e, User))
+        users = normalise(user_text, numbers="canonical")
         results = [e for e in request.history if isinstance(e, ToolOutput)]
         parts = []
         for name, value in arguments.items():
@@ -175,7 +176,12 @@ class ScriptedNarrator:
                 origin = "from the user"
             else:
                 source = next(
-                    (r for r in reversed(results) if value_in(value, normalise(r.text))), None
+                    (
+                        r
+                        for r in reversed(results)
+                        if value_in(value, normalise(r.text, numbers="canonical"))
+                    ),
+                    None,
                 )
                 if source is not None:
                     origin = f"from the {source.name} result"

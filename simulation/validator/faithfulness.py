@@ -32,6 +32,7 @@ import re
 from typing import Any
 
 from mads_bench.data_model import json_leaves
+from mads_bench.text import normalise
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, Step
 from simulation.validator.values import (
     CLOCK,
@@ -46,7 +47,6 @@ from simulation.validator.values import (
     times_in,
     value_found,
     word_overlap,
-    words,
 )
 
 FREE_TEXT_GROUNDED = 0.8
@@ -215,7 +215,9 @@ def _check_say(context: Context, step: Step, result: CheckResult) -> None:
     evidence = _say_evidence(context, step)
     facts = say_facts(text, context.today)
     missing = [
-        f"identifier {i}" for i in sorted(facts["ids"]) if f" {words(i)} " not in evidence.text
+        f"identifier {i}"
+        for i in sorted(facts["ids"])
+        if f" {normalise(i, punctuation='words')} " not in evidence.text
     ]
     missing += [f"date {d}" for d in sorted(facts["dates"] - evidence.dates)]
     missing += [f"time {t}" for t in sorted(facts["times"] - evidence.times)]

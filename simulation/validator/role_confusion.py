@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from mads_bench.text import split_sentences
 from simulation.validator.common import DONE_TOKEN, CheckResult, Context, JudgeQuestion
 from simulation.validator.embedding import Embedder
 from simulation.validator.prototypes import ASSISTANT_PROTOTYPES, USER_PROTOTYPES
@@ -43,7 +44,6 @@ _ASKS_DETAILS = re.compile(
     r"zip|postcode|last four|digits|details|password|passcode)\b[^?]*\?",
     re.IGNORECASE,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _FIELDS_ONLY = re.compile(
     r"^(?:\d+\)\s*)?(?:details:\s*)?(?:[\w' -]{1,40}:\s*(?:[^:;]|:(?=\d))+(?:;\s*|$))+$", re.I
 )
@@ -57,7 +57,7 @@ def sentences(text: str) -> list[str]:
         >>> sentences("Details: order ID: O1; reason: late. Can you check where it is? [DONE]")
         ['Can you check where it is?']
     """
-    parts = [p.strip(" -*•\t") for p in _SENTENCE.split(text.replace(DONE_TOKEN, " "))]
+    parts = split_sentences(text.replace(DONE_TOKEN, " "), strip=" -*•\t")
     return [p for p in parts if len(p.split()) >= 3 and not _FIELDS_ONLY.match(p)]
 
 

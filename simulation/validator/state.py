@@ -23,9 +23,9 @@ from typing import Any
 from mads_bench.catalog import load_domain
 from mads_bench.data_model import ToolCall
 from mads_bench.pre_act import canonical_json
+from mads_bench.text import canonical_number, normalise
 from simulation.tool_backend import ToolBackend
 from simulation.validator.common import Context
-from simulation.validator.values import canonical_number, words
 
 MAX_ATTEMPTS = 4
 _RESUBMIT = ("resubmit", "try again", "retry")
@@ -87,9 +87,10 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
         return a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return canonical_number(a) == canonical_number(b) and (a < 0) == (b < 0)
+        magnitude_a, magnitude_b = (canonical_number(x, signed=False, places=6) for x in (a, b))
+        return magnitude_a == magnitude_b and (a < 0) == (b < 0)
     if isinstance(a, str) and isinstance(b, str):
-        return words(a) == words(b)
+        return normalise(a, punctuation="words") == normalise(b, punctuation="words")
     return canonical_json(a) == canonical_json(b)
 
 

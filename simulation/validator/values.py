@@ -1,7 +1,8 @@
 """Normalised value matching for the validator: numbers, dates, times, phones, ids, free text.
 
 A :class:`Evidence` is the canonical form of some source text (what the user said, what the
-tools returned): lower-cased words with underscores as spaces, plus the SETS of numbers,
+tools returned): its words (``normalise(text, punctuation="words")`` from `mads_bench.text`:
+lower-cased, underscores and punctuation as spaces), plus the SETS of numbers,
 ISO dates, ``HH:MM`` times and digit strings found in it. Dates are read in the ways people
 and models write them (``2026-04-20``, ``April 20th``, ``20 April 2026``, ``Friday 17 April``,
 ``today``/``tomorrow`` against the domain's fixed date), times likewise (``14:30``,
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from mads_bench.text import NUMBER_WORDS, canonical_number, normalise
+
 MONTHS = {
     name: index
     for index, names in enumerate(
@@ -46,12 +49,7 @@ MONTHS = {
     )
     for name in names
 }
-NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve".split()
-    )
-}
+_NUMBER_WORDS_TO_TWELVE = {w: d for w, d in NUMBER_WORDS.items() if int(d) <= 12}
 _MONTH = r"(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(\d{4}))?"
@@ -64,22 +62,10 @@ PHONE_DIGITS = re.compile(r"\+?\d[\d\s().-]{6,}\d")
 IDENTIFIER = re.compile(
     r"\b(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b"
 )
-WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = frozenset(
     "a an the and or of to for in on at by with my your our is are was be it this that i me "
     "we you please from as".split()
 )
-
-
-def canonical_number(value: float) -> str:
-    """``1200.0`` -> ``'1200'``, ``-59.99`` -> ``'59.99'`` (sign dropped: debits are amounts)."""
-    value = abs(float(value))
-    return str(int(value)) if value.is_integer() else repr(round(value, 6))
-
-
-def words(text: str) -> str:
-    """Lower-case words, underscores and punctuation as single spaces."""
-    return " ".join(WORD.findall(text.casefold().replace("_", " ")))
 
 
 def _iso(year: int, month: int, day: int) -> str | None:
@@ -132,12 +118,14 @@ def numbers_in(text: str) -> set[str]:
     found = set()
     for token in NUMBER.findall(stripped):
         try:
-            found.add(canonical_number(float(token.replace(",", "").replace("$", ""))))
+            # sign dropped: a debit and its amount are one value
+            number = float(token.replace(",", "").replace("$", ""))
+            found.add(canonical_number(number, signed=False, places=6))
         except ValueError:
             continue
-    for word in WORD.findall(stripped.casefold()):
-        if word in NUMBER_WORDS:
-            found.add(str(NUMBER_WORDS[word]))
+    for word in normalise(stripped, punctuation="words").split():
+        if word in _NUMBER_WORDS_TO_TWELVE:
+            found.add(_NUMBER_WORDS_TO_TWELVE[word])
     return found
 
 
@@ -161,7 +149,7 @@ class Evidence:
         """Build the evidence of some texts."""
         joined = "\n".join(texts)
         return cls(
-            text=f" {words(joined)} ",
+            text=f" {normalise(joined, punctuation='words')} ",
             numbers=numbers_in(joined),
             dates=dates_in(joined, today),
             times=times_in(joined),
@@ -188,8 +176,9 @@ def _string_found(value: str, evidence: Evidence) -> bool:
     if re.fullmatch(r"\+?[\d\s().-]{7,}", value) and len(digits) >= 7:
         return any(d.endswith(digits[-10:]) or digits.endswith(d[-10:]) for d in evidence.digits)
     if re.fullmatch(r"-?\d[\d,]*(\.\d+)?", value.strip()):
-        return canonical_number(float(value.replace(",", ""))) in evidence.numbers
-    needle = words(value)
+        number = float(value.replace(",", ""))
+        return canonical_number(number, signed=False, places=6) in evidence.numbers
+    needle = normalise(value, punctuation="words")
     return bool(needle) and f" {needle} " in evidence.text
 
 
@@ -202,7 +191,7 @@ def value_found(value: Any, evidence: Evidence) -> bool:
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, (int, float)):
-        return canonical_number(value) in evidence.numbers
+        return canonical_number(value, signed=False, places=6) in evidence.numbers
     if isinstance(value, list):
         return all(value_found(v, evidence) for v in value)
     if isinstance(value, dict):
@@ -212,7 +201,7 @@ def value_found(value: Any, evidence: Evidence) -> bool:
 
 def content_words(text: str) -> list[str]:
     """The non-stopword words of a text."""
-    return [w for w in words(text).split() if w not in STOPWORDS]
+    return [w for w in normalise(text, punctuation="words").split() if w not in STOPWORDS]
 
 
 def word_overlap(value: str, evidence: Evidence) -> float:

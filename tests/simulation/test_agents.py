@@ -8,6 +8,7 @@ import pytest
 from mads_bench.catalog import load_domain, load_personas
 from mads_bench.data_model import Message, Scenario, ToolResult
 from mads_bench.pre_act import parse_step
+from mads_bench.text import normalise
 from simulation.agents import LLMAssistant, LLMUser, ScriptedAssistant, ScriptedUser, make_agent
 from simulation.agents.grounding import SlotGrounding
 from simulation.agents.speech import describe_result, is_empty_result, spoken_fallback
@@ -17,7 +18,6 @@ from simulation.agents.text import (
     asks_confirmation,
     is_affirmative,
     mentioned_slots,
-    normalise,
     same_value,
     spoken_value,
     value_in,
@@ -32,11 +32,16 @@ def said(text: str) -> list[Message]:
     return [Message(role="assistant", content=text, turn_index=0)]
 
 
+def canonical(text: str) -> str:
+    # the agents' normal form, in which `value_in` looks for values
+    return normalise(text, numbers="canonical")
+
+
 def test_text_helpers() -> None:
     # numbers are compared in one spelling, strings case-insensitively, whole tokens only
-    assert normalise("Pay 1,200.00 to Premium_Economy") == "pay 1200 to premium economy"
-    assert value_in(142.80, normalise("bill of 142.8 dollars"))
-    assert not value_in("O1", normalise("order O12"))
+    assert canonical("Pay 1,200.00 to Premium_Economy") == "pay 1200 to premium economy"
+    assert value_in(142.80, canonical("bill of 142.8 dollars"))
+    assert not value_in("O1", canonical("order O12"))
     # the longest label wins: "charge amount" is not also "amount"
     assert mentioned_slots("the charge amount?", ["amount", "charge_amount"]) == ["charge_amount"]
     # a frustrated "don't" in another sentence does not cancel the yes
@@ -44,7 +49,7 @@ def test_text_helpers() -> None:
     assert not is_affirmative("No, don't do that.")
     assert asks_confirmation("I am ready to cancel order O1. Shall I go ahead?")
     # a whole number is not found inside a decimal ("3" in a 4.3 rating), but at a full stop
-    assert not value_in(3, normalise("rating 4.3")) and value_in(3, normalise("for 3."))
+    assert not value_in(3, canonical("rating 4.3")) and value_in(3, canonical("for 3."))
 
 
 def test_object_values() -> None:
@@ -52,8 +57,8 @@ def test_object_values() -> None:
     # an object is said as its filled-in values, in order
     assert spoken_value(address) == "Ana Ruiz, 210 Grove St, 07302"
     # it appears in a text when every filled-in value does; one missing value is enough to fail
-    assert value_in(address, normalise("new address: Ana Ruiz, 210 Grove St, 07302."))
-    assert not value_in(address, normalise("Ana Ruiz, 07302"))
+    assert value_in(address, canonical("new address: Ana Ruiz, 210 Grove St, 07302."))
+    assert not value_in(address, canonical("Ana Ruiz, 07302"))
     # objects compare key by key, values normalised
     assert same_value(address, {**address, "recipient": "ANA RUIZ"})
     assert not same_value(address, {**address, "line2": "Apt 1"})
@@ -67,12 +72,12 @@ def test_object_slot_is_grounded_as_a_whole() -> None:
     )
     grounding = SlotGrounding(sofa)
     call = sofa.gold_workflow[1].arguments  # update_order_address(order_id, address)
-    users = [normalise("Send my sofa order ORD-50004 to my new apartment.")]
+    users = [canonical("Send my sofa order ORD-50004 to my new apartment.")]
     # the old address's city and ZIP are in the tool result, but the new address was never
     # said: the whole object is missing, so the assistant asks for "the new address"
-    tools = normalise('{"city": "Jersey City", "postal_code": "07302", "line1": "55 Montgomery"}')
+    tools = canonical('{"city": "Jersey City", "postal_code": "07302", "line1": "55 Montgomery"}')
     assert grounding.resolve(call, users, tools)[1] == ["new_address"]
-    users.append(normalise(f"new address: {spoken_value(sofa.slots['new_address'])}"))
+    users.append(canonical(f"new address: {spoken_value(sofa.slots['new_address'])}"))
     # once said, nothing is missing and nothing is derived from the task context
     assert grounding.resolve(call, users, tools)[1:] == ([], [], [])
 
