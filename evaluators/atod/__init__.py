@@ -5,7 +5,7 @@ Public API:
 - data: `load_dialogues`, `write_dialogues`, `strip_gold`, `Dialogue`, `Goal`, `Turn`,
   `Prediction` (no complexity label needed), `TrackerInput` (id and turns only)
 - metrics: `dgcr`, `ntc`, `status_at`, `correlation`, `score_dialogues`, `render_markdown`
-- matching: `GoalMatcher` (`strict` / `release`), `JudgeBackend`
+- matching: `GoalMatcher` (`strict` / `release`; a judge is a `simulation.backends.JudgeBackend`)
 - judge metrics: `add_judge_metrics` (MRA, PE, turn relevance, coherence)
 - baselines: `track_with_judge` (prompt-only, RAG)
 """
@@ -21,7 +21,6 @@ from evaluators.atod.data import (
     strip_gold,
     write_dialogues,
 )
-from evaluators.atod.judge import JudgeBackend
 from evaluators.atod.judge_metrics import add_judge_metrics
 from evaluators.atod.lifecycle import correlation, dgcr, ntc, status_at
 from evaluators.atod.matching import GoalMatcher
@@ -33,7 +32,6 @@ __all__ = [
     "Dialogue",
     "Goal",
     "GoalMatcher",
-    "JudgeBackend",
     "Prediction",
     "TrackerInput",
     "Turn",

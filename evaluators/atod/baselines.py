@@ -37,8 +37,9 @@ from evaluators.atod.data import (
     Turn,
     strip_gold,
 )
-from evaluators.atod.judge import STATUS_LABELS, JudgeBackend, _first_json_object
+from evaluators.atod.judge import STATUS_LABELS, _first_json_object
 from evaluators.atod.matching import Embedder
+from simulation.backends.judge import JudgeBackend
 
 Method = Literal["prompt-only", "rag"]
 

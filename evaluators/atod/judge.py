@@ -1,10 +1,10 @@
-"""The LLM-judge hook of ATOD: a batched `JudgeBackend` protocol, our prompts and parsers.
+"""The LLM-judge hook of ATOD: our prompts and parsers for a `JudgeBackend`.
 
-Any object with `complete(prompts: list[str]) -> list[str]` is a judge (one answer per
-prompt, same order). The simulation backend registry (`scripted`, `transformers:<path>`,
-`openai:<model>@<url>`) will provide such objects; nothing here needs one, since every
-caller has an offline default. Parsers never raise: an unreadable answer is `None`, and
-callers then keep their offline decision.
+A judge is any `simulation.backends.JudgeBackend` (`complete(prompts: list[str]) ->
+list[str]`, one answer per prompt, same order), e.g. a backend of `get_backend`; nothing
+here needs one, since every caller has an offline default. Parsers never raise: an
+unreadable answer is `None`, and callers then keep their offline decision. Of a yes/no
+answer only the first word counts (`parse_judge_answer(..., first_word=True)`).
 
 Example:
     >>> class AlwaysYes:
@@ -18,19 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Protocol, runtime_checkable
+
+from simulation.backends.judge import JudgeBackend, parse_judge_answer
 
 STATUS_LABELS = ("open", "pending", "completed", "failed", "abandoned")
 RELATIONS = ("link", "dependency", "none")
-
-
-@runtime_checkable
-class JudgeBackend(Protocol):
-    """A batched text-completion backend used as a judge."""
-
-    def complete(self, prompts: list[str]) -> list[str]:
-        """Return one completion per prompt, in order."""
-        ...
 
 
 SAME_GOAL_PROMPT = """Decide whether two descriptions name the same user goal in a \
@@ -68,14 +60,6 @@ def _first_json_object(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def parse_yes_no(text: str) -> bool | None:
-    """`True`/`False` from an answer starting with yes/no (case-insensitive), else None."""
-    word = re.match(r"\W*(\w+)", text or "")
-    if not word:
-        return None
-    return {"yes": True, "no": False}.get(word.group(1).lower())
-
-
 def parse_status(text: str) -> str | None:
     """The status from `{"status": ...}` (or a bare status word), else None."""
     obj = _first_json_object(text or "")
@@ -108,4 +92,4 @@ def judge_same_goal(judge: JudgeBackend, pairs: list[tuple[str, str]]) -> list[b
     if not pairs:
         return []
     answers = judge.complete([SAME_GOAL_PROMPT.format(a=a, b=b) for a, b in pairs])
-    return [parse_yes_no(answer) for answer in answers]
+    return [parse_judge_answer(answer, first_word=True) for answer in answers]

@@ -35,7 +35,7 @@ from statistics import mean
 
 from evaluators.atod.catalog import domain_cues
 from evaluators.atod.data import Dialogue, Goal, Turn
-from evaluators.atod.judge import JudgeBackend, _first_json_object
+from evaluators.atod.judge import _first_json_object
 from evaluators.atod.judge_prompts import (
     COHERENCE_PROMPT,
     MRA_PROMPT,
@@ -44,6 +44,7 @@ from evaluators.atod.judge_prompts import (
 )
 from evaluators.atod.lifecycle import correlation, status_at
 from evaluators.atod.matching import GoalMatcher, goal_text
+from simulation.backends.judge import JudgeBackend
 
 METRICS = ("mra", "pe", "turn_relevance", "coherence")
 CONTEXT_TURNS = 3

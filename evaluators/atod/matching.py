@@ -28,7 +28,8 @@ import numpy as np
 
 from evaluators.atod.catalog import action_cues, domain_cues
 from evaluators.atod.data import Goal
-from evaluators.atod.judge import JudgeBackend, judge_same_goal
+from evaluators.atod.judge import judge_same_goal
+from simulation.backends.judge import JudgeBackend
 
 Mode = Literal["release", "strict"]
 Embedder = Callable[[list[str]], np.ndarray]

@@ -17,11 +17,11 @@ from __future__ import annotations
 from statistics import mean
 
 from evaluators.atod.data import Dialogue
-from evaluators.atod.judge import JudgeBackend
 from evaluators.atod.lifecycle import correlation, dgcr, ntc, pooled_goals
 from evaluators.atod.matching import DEFAULT_THRESHOLD, Embedder, GoalMatcher, Mode
 from evaluators.atod.scoring import CORRELATED, PROGRESS_BINS, score_dialogue
 from mads_bench.errors import UsageError
+from simulation.backends.judge import JudgeBackend
 
 SPLITS = ("medium", "complex")
 

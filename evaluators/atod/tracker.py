@@ -39,13 +39,13 @@ from evaluators.atod.catalog import IntentEntry, action_cues, domain_cues, load_
 from evaluators.atod.judge import (
     RELATION_PROMPT,
     STATUS_PROMPT,
-    JudgeBackend,
     judge_same_goal,
     parse_relations,
     parse_status,
 )
 from evaluators.atod.matching import Embedder, minilm_embedder
 from evaluators.atod.memory import GoalStore, TrackedGoal
+from simulation.backends.judge import JudgeBackend
 
 
 @dataclass

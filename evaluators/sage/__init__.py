@@ -13,7 +13,7 @@ from evaluators.sage.grounding import (
     NLIGroundingVerifier,
     OfflineGroundingVerifier,
 )
-from evaluators.sage.judge import FocusedJudge, JudgeBackend
+from evaluators.sage.judge import FocusedJudge
 from evaluators.sage.records import (
     Criterion,
     CriterionResult,
@@ -36,7 +36,6 @@ __all__ = [
     "Gate",
     "HistoryItem",
     "IntentSpec",
-    "JudgeBackend",
     "NLIGroundingVerifier",
     "OfflineGroundingVerifier",
     "SageConfig",

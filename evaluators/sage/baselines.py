@@ -27,9 +27,9 @@ import re
 import time
 from typing import Any
 
-from evaluators.sage.judge import JudgeBackend
 from evaluators.sage.records import FAILURE_CLASSES, TurnRecord, Verdict
 from evaluators.sage.workflow import WorkflowSpec
+from simulation.backends.judge import JudgeBackend
 
 KINDS = ("geval", "single", "single-state")
 

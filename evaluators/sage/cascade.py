@@ -23,11 +23,12 @@ from typing import Any
 
 from evaluators.sage.compiler import EXTRACTION_FLOOR, compile_turn
 from evaluators.sage.grounding import GroundingVerifier, OfflineGroundingVerifier
-from evaluators.sage.judge import JUDGE_MARGIN, FocusedJudge, JudgeBackend
+from evaluators.sage.judge import JUDGE_MARGIN, FocusedJudge
 from evaluators.sage.records import CriterionResult, TurnRecord, Verdict
 from evaluators.sage.repair import repair_signal
 from evaluators.sage.symbolic import s1_decide
 from evaluators.sage.workflow import WorkflowSpec
+from simulation.backends.judge import JudgeBackend
 
 
 @dataclass

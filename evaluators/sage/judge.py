@@ -1,24 +1,24 @@
 """S3: the optional focused single-criterion LLM judge (sage.md, S3).
 
 The judge sees only the criterion text and its minimal evidence span, never the transcript,
-and answers ``true`` / ``false`` / ``abstain``. The LLM itself is any object with a batched
-``complete(prompts) -> completions`` method (``JudgeBackend``); the simulation backend
-registry (``scripted``, ``transformers:<path>``, ``openai:<model>@<url>``) will provide those.
+and answers ``true`` / ``false`` / ``abstain`` (`ANSWER_WORDS`). The LLM itself is any
+`simulation.backends.JudgeBackend` (batched ``complete(prompts) -> completions``), e.g. a
+backend of `simulation.backends.get_backend`.
 
 Example:
+    >>> from simulation.backends import parse_judge_answer
     >>> class Always:
     ...     def complete(self, prompts): return ["true" for _ in prompts]
-    >>> parse_answer(Always().complete(["q"])[0])
+    >>> parse_judge_answer(Always().complete(["q"])[0], words=ANSWER_WORDS)
     True
 """
 
 from __future__ import annotations
 
 import json
-import re
-from typing import Protocol
 
 from evaluators.sage.records import Criterion, TurnRecord
+from simulation.backends.judge import JudgeBackend, parse_judge_answer
 
 JUDGE_MARGIN = 0.5  # S3 answers carry no calibrated confidence; ranked between S2 and S1
 
@@ -33,18 +33,8 @@ Agent reply: {agent}
 Answer:"""
 
 
-class JudgeBackend(Protocol):
-    """A batched text-completion backend (one completion per prompt, same order)."""
-
-    def complete(self, prompts: list[str]) -> list[str]: ...
-
-
-def parse_answer(text: str) -> bool | None:
-    """Map a completion to True / False / None (abstain or unreadable)."""
-    match = re.search(r"\b(true|false|abstain|yes|no)\b", text.strip().lower())
-    if not match or match.group(1) == "abstain":
-        return None
-    return match.group(1) in ("true", "yes")
+ANSWER_WORDS = {"true": True, "yes": True, "false": False, "no": False, "abstain": None}
+"""What the first such word of a completion means; ``abstain`` (or none) leaves it undecided."""
 
 
 class FocusedJudge:
@@ -82,5 +72,5 @@ class FocusedJudge:
             )
         self.calls += len(asked)
         for i, text in zip(asked, completions, strict=True):
-            answers[i] = parse_answer(text)
+            answers[i] = parse_judge_answer(text, words=ANSWER_WORDS)
         return answers

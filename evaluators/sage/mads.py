@@ -34,6 +34,7 @@ from typing import Any
 from evaluators.sage.records import DialogueAct, HistoryItem, TurnRecord
 from evaluators.sage.workflow import WorkflowSpec
 from mads_bench.data_model import json_leaves
+from mads_bench.text import split_sentences
 
 # Modelled on the validator's completion claims, plus "is/are <done>" (no question sentences).
 _DONE = (
@@ -63,7 +64,7 @@ def claims_completion(text: str, results: list[str] = ()) -> str | None:
         ('is cancelled', None)
     """
     evidence = " ".join(results).casefold()
-    for sentence in re.split(r"(?<=[.!?])\s+", text):
+    for sentence in split_sentences(text, newlines=False):
         if sentence.rstrip().endswith("?") or _NEGATED.search(sentence):
             continue
         for match in _CLAIM.finditer(sentence):
@@ -77,9 +78,7 @@ def claims_completion(text: str, results: list[str] = ()) -> str | None:
 @cache
 def mads_spec(domain: str) -> WorkflowSpec:
     """The `WorkflowSpec` of a MADS domain (cached; same as ``--schema mads:<domain>``)."""
-    from mads_bench.catalog import load_domain
-
-    return WorkflowSpec.from_tool_specs(domain, load_domain(domain).tools.values())
+    return WorkflowSpec.from_source(f"mads:{domain}")
 
 
 def expected_write(spec: WorkflowSpec, domain: str, scenario: Any = None) -> str | None:

@@ -49,15 +49,6 @@ _CITATION = """\
 """
 
 
-def _spec(schema: str) -> WorkflowSpec:
-    if schema.startswith("mads:"):
-        from mads_bench.catalog import load_domain
-
-        name = schema.removeprefix("mads:")
-        return WorkflowSpec.from_tool_specs(name, load_domain(name).tools.values())
-    return WorkflowSpec.from_sgd_schema(schema)
-
-
 def _label(record: TurnRecord, reference: str, index: int) -> TurnLabel:
     label, _, failure_class = reference.partition(":")
     if label not in ("acceptable", "failure"):
@@ -103,5 +94,5 @@ class Sage(evaluate.Metric):
             _label(r, ref, i) for i, (r, ref) in enumerate(zip(records, references, strict=True))
         ]
         config = SageConfig.core(OfflineGroundingVerifier(encoder=encoder))
-        verdicts = SageEvaluator(_spec(schema), config).evaluate(records)
+        verdicts = SageEvaluator(WorkflowSpec.from_source(schema), config).evaluate(records)
         return report(labels, verdicts, resamples=resamples)

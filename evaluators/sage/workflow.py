@@ -3,7 +3,9 @@
 Built from an SGD-style ``schema.json`` (service → slots + intents with required/optional slots
 and a transactional flag) or from MADS tool specs (one intent per tool: its required
 parameters are the required fields, a ``write`` tool is transactional, i.e. calling it or
-saying "done" is the confirmation).
+saying "done" is the confirmation). ``WorkflowSpec.from_source`` reads either from the one
+string the command line, the ``evaluate`` module and the MADS bridge take: ``mads:<domain>``
+or the path of a ``schema.json``.
 
 * ``next_fields``: the legal next fields, the required slots of the intent still unfilled in
   the state the agent acts on. SGD has no finer order (every system REQUEST in the dev split
@@ -105,6 +107,25 @@ class WorkflowSpec:
                 raise ValueError(f"{source}: [{i}]: missing or malformed field {err}") from None
             services[name] = ServiceSpec(name, slots, intents, raw.get("description", ""))
         return cls(services, source)
+
+    @classmethod
+    def from_source(cls, source: str | Path) -> WorkflowSpec:
+        """Build from ``mads:<domain>`` (that domain's tool specs) or an SGD ``schema.json`` path.
+
+        Raises:
+            `ValueError`: When the domain is unknown or the schema file is malformed.
+            `OSError`: When the schema file cannot be read.
+
+        Example:
+            >>> sorted(WorkflowSpec.from_source("mads:mock").services)
+            ['mock']
+        """
+        if isinstance(source, str) and source.startswith("mads:"):
+            from mads_bench.catalog import load_domain
+
+            domain = source.removeprefix("mads:")
+            return cls.from_tool_specs(domain, load_domain(domain).tools.values())
+        return cls.from_sgd_schema(Path(source))
 
     @classmethod
     def from_tool_specs(cls, service: str, tools: Iterable[Any]) -> WorkflowSpec:

@@ -107,18 +107,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     sgdx.set_defaults(handler=run_sgdx)
 
 
-def load_spec(schema: str) -> Any:
-    """A `WorkflowSpec` from `schema.json` or `mads:<domain>`."""
-    from evaluators.sage import WorkflowSpec
-
-    if schema.startswith("mads:"):
-        from mads_bench.catalog import load_domain
-
-        name = schema.removeprefix("mads:")
-        return WorkflowSpec.from_tool_specs(name, load_domain(name).tools.values())
-    return WorkflowSpec.from_sgd_schema(Path(schema))
-
-
 def run_bench(args: argparse.Namespace) -> int:
     from evaluators.sage import WorkflowSpec, write_jsonl
     from evaluators.sage.inject import build_slice
@@ -170,6 +158,7 @@ def run_run(args: argparse.Namespace) -> int:
         SageEvaluator,
         TurnLabel,
         TurnRecord,
+        WorkflowSpec,
         read_jsonl,
     )
 
@@ -179,7 +168,7 @@ def run_run(args: argparse.Namespace) -> int:
         raise UsageError("--judge is used by --config llm only")
     _check_verdict_outputs(args)
     try:
-        spec = load_spec(args.schema)
+        spec = WorkflowSpec.from_source(args.schema)
         records = read_jsonl(args.turns, TurnRecord)
         labels = read_jsonl(args.labels, TurnLabel) if args.labels else None
         gates = None
@@ -252,12 +241,12 @@ def _write_and_report(
 
 
 def run_baseline(args: argparse.Namespace) -> int:
-    from evaluators.sage import TurnLabel, TurnRecord, read_jsonl
+    from evaluators.sage import TurnLabel, TurnRecord, WorkflowSpec, read_jsonl
     from evaluators.sage.baselines import BaselineJudge
 
     _check_verdict_outputs(args)
     try:
-        spec = load_spec(args.schema)
+        spec = WorkflowSpec.from_source(args.schema)
         records = read_jsonl(args.turns, TurnRecord)
         labels = read_jsonl(args.labels, TurnLabel) if args.labels else None
         judge = BaselineJudge(args.kind, _backend(args.judge), spec, args.threshold)

@@ -7,8 +7,8 @@
 | `fake:[reply]` | scripted replies for tests (`replies=[...]` or a callable) |
 
 All of them implement `ChatBackend` (`generate` for conversations, `complete` for plain
-prompts, so any backend can serve as a `JudgeBackend`). Other modules add backends with
-`register_backend(prefix)`.
+prompts, so any backend can serve as a `JudgeBackend`; `parse_judge_answer` reads a judge's
+yes/no-like verdict). Other modules add backends with `register_backend(prefix)`.
 
 Example:
     >>> from simulation.backends import get_backend
@@ -19,6 +19,7 @@ Example:
 
 from simulation.backends.base import BackendError, BaseChatBackend, truncate_at_stop
 from simulation.backends.fake_backend import FakeBackend
+from simulation.backends.judge import YES_NO, JudgeBackend, parse_judge_answer
 from simulation.backends.openai_backend import OpenAIBackend
 from simulation.backends.registry import (
     ChatBackend,
@@ -31,15 +32,18 @@ from simulation.backends.registry import (
 from simulation.backends.transformers_backend import TransformersBackend
 
 __all__ = [
+    "YES_NO",
     "BackendError",
     "BaseChatBackend",
     "ChatBackend",
     "FakeBackend",
+    "JudgeBackend",
     "Message",
     "OpenAIBackend",
     "TransformersBackend",
     "get_backend",
     "known_prefixes",
+    "parse_judge_answer",
     "register_backend",
     "split_spec",
     "truncate_at_stop",

@@ -22,11 +22,10 @@ Example:
 
 from simulation.validator.aggregate import (
     NO_EMBEDDINGS,
-    parse_answer,
     validate_trajectories,
     validate_trajectory,
 )
-from simulation.validator.common import CHECK_NAMES, CheckResult, JudgeBackend, JudgeQuestion
+from simulation.validator.common import CHECK_NAMES, CheckResult, JudgeQuestion
 from simulation.validator.embedding import Embedder
 from simulation.validator.sage_stage import sage_check
 
@@ -35,9 +34,7 @@ __all__ = [
     "NO_EMBEDDINGS",
     "CheckResult",
     "Embedder",
-    "JudgeBackend",
     "JudgeQuestion",
-    "parse_answer",
     "sage_check",
     "validate_trajectories",
     "validate_trajectory",

@@ -21,22 +21,29 @@ Example:
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
 from mads_bench.data_model import Scenario, Trajectory
-from simulation.validator.common import CHECK_NAMES, CheckResult, Context, JudgeBackend
+from simulation.backends.judge import JudgeBackend, parse_judge_answer
+from simulation.validator.common import CHECK_NAMES, CheckResult, Context
 from simulation.validator.embedding import Embedder
 from simulation.validator.faithfulness import check_faithfulness
 from simulation.validator.role_confusion import RoleConfusionChecker
 from simulation.validator.syntax import check_syntax
 from simulation.validator.task_success import TaskSuccessChecker
 
-_ANSWER = re.compile(r"\b(yes|no|true|false|pass|fail)\b", re.IGNORECASE)
-_MEANS = {"yes": "yes", "true": "yes", "pass": "yes", "no": "no", "false": "no", "fail": "no"}
+JUDGE_ANSWER_WORDS = {
+    "yes": True,
+    "true": True,
+    "pass": True,
+    "no": False,
+    "false": False,
+    "fail": False,
+}
+"""What the judge's first yes/no-like word means (True: ``"yes"``); read anywhere in its reply."""
 
 
 class _Orthogonal:
@@ -55,28 +62,18 @@ class _Orthogonal:
 NO_EMBEDDINGS = Embedder(_Orthogonal())
 
 
-def parse_answer(reply: str) -> str | None:
-    """``"yes"``/``"no"`` from the first yes/no-like word of a judge reply, else None.
-
-    Example:
-        >>> parse_answer("**No** - the amount was never stated."), parse_answer("unsure")
-        ('no', None)
-    """
-    match = _ANSWER.search(reply or "")
-    return _MEANS[match.group(1).casefold()] if match else None
-
-
 def resolve(result: CheckResult, answers: list[str] | None) -> CheckResult:
     """Settle a result's pending questions with judge replies (or their offline decisions)."""
     pending, result.pending = result.pending, []
     for index, question in enumerate(pending):
-        answer = parse_answer(answers[index]) if answers is not None else None
+        reply = answers[index] if answers is not None else None  # no judge: no answer
+        answer = parse_judge_answer(reply, words=JUDGE_ANSWER_WORDS)
         if answer is None:
             if question.offline_fails:
                 result.fail(question.reason, by=question.offline_by)
             else:
                 result.consulted(question.offline_by)
-        elif answer == question.fail_on:
+        elif answer == (question.fail_on == "yes"):
             result.fail(question.reason, by="judge")
         else:
             result.consulted("judge")

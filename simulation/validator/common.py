@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cached_property
-from typing import Literal, Protocol
+from typing import Literal
 
 from mads_bench.catalog import Domain, load_domain
 from mads_bench.data_model import Message, Scenario, ToolSpec, Trajectory
@@ -25,19 +25,6 @@ from simulation.validator.values import Evidence
 DecidedBy = Literal["rules", "embedding", "judge"]
 CHECK_NAMES = ("syntax", "faithfulness", "role_confusion", "task_success")
 DONE_TOKEN = "[DONE]"
-
-
-class JudgeBackend(Protocol):
-    """What the validator needs from a judge: batched plain-prompt completion.
-
-    Every backend of :func:`simulation.backends.get_backend` qualifies.
-    """
-
-    spec: str
-
-    def complete(self, prompts: list[str]) -> list[str]:
-        """One reply per prompt, in order."""
-        ...
 
 
 @dataclass

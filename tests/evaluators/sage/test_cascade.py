@@ -13,7 +13,8 @@ from evaluators.sage import (
     SageEvaluator,
     aggregate,
 )
-from evaluators.sage.judge import parse_answer
+from evaluators.sage.judge import ANSWER_WORDS
+from simulation.backends import parse_judge_answer
 from tests.evaluators.sage.conftest import HashEncoder, turn
 
 
@@ -129,6 +130,9 @@ def test_sage_llm_decides_abstentions(spec):
 
 def test_parse_answer():
     # first verdict word wins; abstain and junk are None
+    def parse_answer(text):
+        return parse_judge_answer(text, words=ANSWER_WORDS)
+
     assert parse_answer("True.") is True
     assert parse_answer("no, it is written") is False
     assert parse_answer("abstain") is None and parse_answer("maybe") is None

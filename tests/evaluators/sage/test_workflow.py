@@ -62,3 +62,21 @@ def test_from_mads_tool_specs():
     # the outcome predicate holds once both arguments are known
     assert spec.outcome("mock", "place_order", {"item_id": "I1", "quantity": "2"}) is True
     assert spec.next_fields("mock", "place_order", {"item_id": "I1"}) == ["quantity"]
+
+
+def test_from_source_reads_a_domain_or_a_schema_file(tmp_path):
+    # `mads:<domain>` is that domain's tool specs, as from_tool_specs builds them
+    spec = WorkflowSpec.from_source("mads:mock")
+    expected = WorkflowSpec.from_tool_specs("mock", load_domain("mock").tools.values())
+    assert spec.source == "tools:mock" and list(spec.services) == ["mock"]
+    assert spec.intent("mock", "place_order") == expected.intent("mock", "place_order")
+    # anything else is the path of an SGD schema.json, given as text or as a Path
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(SCHEMA))
+    assert list(WorkflowSpec.from_source(str(path)).services) == ["Restaurants_9"]
+    assert WorkflowSpec.from_source(path).source == str(path)
+    # an unknown domain and a missing file are errors, not empty specs
+    with pytest.raises(ValueError, match="nope"):
+        WorkflowSpec.from_source("mads:nope")
+    with pytest.raises(OSError):
+        WorkflowSpec.from_source(str(tmp_path / "missing.json"))

@@ -1,8 +1,9 @@
 """The judge path, with the ``fake:`` backend standing in for a remote LLM judge."""
 
 from mads_bench.pre_act import Action
-from simulation.backends import get_backend
-from simulation.validator import NO_EMBEDDINGS, parse_answer, validate_trajectories
+from simulation.backends import get_backend, parse_judge_answer
+from simulation.validator import NO_EMBEDDINGS, validate_trajectories
+from simulation.validator.aggregate import JUDGE_ANSWER_WORDS
 from tests.simulation.validator.corrupt import TRANSFER, reasons, with_step
 
 ARGS = {"from_account_id": "ACC-0502", "to_account_id": "ACC-0501", "amount": 1200}
@@ -65,10 +66,15 @@ def test_unparseable_reply_falls_back_to_offline(transfer, scenarios):
 
 
 def test_parse_answer():
-    # the first yes/no-like word decides, case and markup aside
-    assert parse_answer("**YES**, grounded") == "yes"
-    assert parse_answer("False: the amount is invented") == "no"
+    # the first yes/no-like word decides, case and markup aside (True: "yes")
+    def parse_answer(reply):
+        return parse_judge_answer(reply, words=JUDGE_ANSWER_WORDS)
+
+    assert parse_answer("**YES**, grounded") is True
+    assert parse_answer("False: the amount is invented") is False
     assert parse_answer("I cannot tell") is None
+    # pass/fail count as yes/no, anywhere in the reply
+    assert parse_answer("Verdict: PASS") is True and parse_answer("it would fail") is False
 
 
 def test_unknown_scenario_is_rejected_not_dropped(transfer):
