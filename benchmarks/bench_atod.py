@@ -15,10 +15,10 @@ SAMPLE = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "atod_
 
 
 def run() -> list[dict]:
-    from evaluators.atod.data import load_dialogues, strip_gold
     from evaluators.atod.predictions import prediction_dialogue
     from evaluators.atod.report import score_dialogues
     from evaluators.atod.tracker import MemoryTracker
+    from mads_bench.atod_data import load_dialogues, strip_gold
 
     path = SAMPLE / "medium_sample.json"
     if not path.is_file():

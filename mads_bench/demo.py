@@ -46,10 +46,10 @@ def evaluate_model(
     """Predict every row with ``transformers:<model>`` and score L-1 and L-2."""
     from evaluators.l1.core import score_l1
     from evaluators.l2.core import score_l2
+    from evaluators.predict import predict_steps
     from evaluators.similarity import SentenceSimilarity
     from evaluators.step_predictions import l1_steps, l2_steps, read_rows
     from simulation.backends import get_backend
-    from simulation.predict import predict_steps
 
     backend = get_backend(f"transformers:{model}", batch_size=4)
     predict_steps(rows, backend, predictions, max_new_tokens=max_new_tokens)

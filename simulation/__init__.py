@@ -6,8 +6,7 @@
 | `tool_backend`, `adversity` | the stateful tool backend and its seeded execution adversities |
 | `runner`, `parallel`, `simulate_run` | one conversation; many, sharded, in parallel; to a file |
 | `trajectory_io` | append-only, resumable trajectory JSONL |
-| `validator` | syntax, faithfulness, role confusion, task success (+ SAGE stage); `validate_run` |
-| `predict` | the assistant's next step over dataset prompts, for L-1/L-2 |
+| `validator` | syntax, faithfulness, role confusion, task success; `validate_run` |
 | `backends` | the LLM backend registry (`transformers:`, `openai:`, `fake:`): the layer below |
 | `importers` | APIGen-MT conversations into Pre-Act trajectories |
 | `atod_generation` | ATOD dialogues from SGD goal sequences |

@@ -1,4 +1,5 @@
-"""Shared pytest fixtures: the offline models, set up once per session in the real cache."""
+"""Shared pytest fixtures: the offline models (set up once per session in the real cache) and
+the hand-written scenarios."""
 
 import os
 
@@ -21,3 +22,11 @@ def minilm_path() -> Path:
 def tiny_lm_path() -> Path:
     """Folder of the random-init `tiny-lm` causal LM with the SmolLM2 tokenizer."""
     return setup_models(["tiny-lm"], progress=False)["tiny-lm"]
+
+
+@pytest.fixture(scope="session")
+def scenarios():
+    """Every hand-written scenario (mock included) by id."""
+    from mads_bench.catalog import load_all_scenarios
+
+    return {s.id: s for s in load_all_scenarios(include_mock=True)}

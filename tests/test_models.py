@@ -450,9 +450,12 @@ def test_eval_with_unknown_or_damaged_model_is_one_line(mock_dataset, damaged_co
 # --------------------------------------------------------------------------- quiet imports
 
 
-def test_bitsandbytes_kernel_warning_is_dropped_for_encoders(caplog):
+def test_bitsandbytes_kernel_warning_is_dropped_for_encoders(caplog, monkeypatch):
     logger = logging.getLogger("bitsandbytes.backends.cpu.ops")
-    with caplog.at_level(logging.WARNING), without_bitsandbytes_kernel_warning():
+    # whatever earlier tests' libraries did to it (a dictConfig disables existing loggers)
+    monkeypatch.setattr(logger, "disabled", False)
+    level = caplog.at_level(logging.WARNING, logger=logger.name)
+    with level, without_bitsandbytes_kernel_warning():
         logger.warning("Failed to load CPU gemm_4bit_forward from kernels-community: %s", "x")
         logger.warning("another bitsandbytes warning")
     # only the optional-kernel notice is dropped, and only inside the block

@@ -11,7 +11,10 @@ Public API:
 """
 
 from evaluators.atod.baselines import track_with_judge
-from evaluators.atod.data import (
+from evaluators.atod.judge_metrics import add_judge_metrics
+from evaluators.atod.matching import GoalMatcher
+from evaluators.atod.report import render_markdown, score_dialogues
+from mads_bench.atod_data import (
     Dialogue,
     Goal,
     Prediction,
@@ -21,10 +24,7 @@ from evaluators.atod.data import (
     strip_gold,
     write_dialogues,
 )
-from evaluators.atod.judge_metrics import add_judge_metrics
-from evaluators.atod.lifecycle import correlation, dgcr, ntc, status_at
-from evaluators.atod.matching import GoalMatcher
-from evaluators.atod.report import render_markdown, score_dialogues
+from mads_bench.atod_lifecycle import correlation, dgcr, ntc, status_at
 
 __all__ = [
     "add_judge_metrics",

@@ -5,8 +5,8 @@ import json
 import datasets
 import evaluate
 
-from evaluators.atod.data import Prediction, parse_dialogues
 from evaluators.atod.report import score_dialogues
+from mads_bench.atod_data import Prediction, parse_dialogues
 
 _DESCRIPTION = """\
 ATOD-Eval (atod.md §6): goal detection precision/recall/F1 and conditional status accuracy

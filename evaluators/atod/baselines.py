@@ -28,7 +28,9 @@ from typing import Literal
 
 import numpy as np
 
-from evaluators.atod.data import (
+from evaluators.atod.judge import STATUS_LABELS, _first_json_object
+from evaluators.atod.matching import Embedder
+from mads_bench.atod_data import (
     Dialogue,
     Goal,
     Prediction,
@@ -37,8 +39,6 @@ from evaluators.atod.data import (
     Turn,
     strip_gold,
 )
-from evaluators.atod.judge import STATUS_LABELS, _first_json_object
-from evaluators.atod.matching import Embedder
 from simulation.backends.judge import JudgeBackend
 
 Method = Literal["prompt-only", "rag"]

@@ -34,7 +34,6 @@ import json
 from statistics import mean
 
 from evaluators.atod.catalog import domain_cues
-from evaluators.atod.data import Dialogue, Goal, Turn
 from evaluators.atod.judge import _first_json_object
 from evaluators.atod.judge_prompts import (
     COHERENCE_PROMPT,
@@ -42,8 +41,9 @@ from evaluators.atod.judge_prompts import (
     PE_PROMPT,
     RELEVANCE_PROMPT,
 )
-from evaluators.atod.lifecycle import correlation, status_at
 from evaluators.atod.matching import GoalMatcher, goal_text
+from mads_bench.atod_data import Dialogue, Goal, Turn
+from mads_bench.atod_lifecycle import correlation, status_at
 from simulation.backends.judge import JudgeBackend
 
 METRICS = ("mra", "pe", "turn_relevance", "coherence")

@@ -27,8 +27,8 @@ from typing import Literal
 import numpy as np
 
 from evaluators.atod.catalog import action_cues, domain_cues
-from evaluators.atod.data import Goal
 from evaluators.atod.judge import judge_same_goal
+from mads_bench.atod_data import Goal
 from simulation.backends.judge import JudgeBackend
 
 Mode = Literal["release", "strict"]

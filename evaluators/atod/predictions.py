@@ -6,7 +6,7 @@ the goals, statuses, per-turn records and metadata all come from the tracker. Th
 gold `Dialogue` or a turns-only `TrackerInput`.
 
 Example:
-    >>> from evaluators.atod.data import load_dialogues  # doctest: +SKIP
+    >>> from mads_bench.atod_data import load_dialogues  # doctest: +SKIP
     >>> from evaluators.atod.tracker import MemoryTracker  # doctest: +SKIP
     >>> dialogue = load_dialogues("medium_sample.json")[0]  # doctest: +SKIP
     >>> state = MemoryTracker().track(strip_gold(dialogue))  # doctest: +SKIP
@@ -16,9 +16,9 @@ Example:
 
 from __future__ import annotations
 
-from evaluators.atod.data import Dialogue, Goal, Prediction, StatusEntry, TrackerInput, Turn
 from evaluators.atod.memory import TrackedGoal
 from evaluators.atod.tracker import TrackerState
+from mads_bench.atod_data import Dialogue, Goal, Prediction, StatusEntry, TrackerInput, Turn
 
 
 def tracked_to_goal(goal: TrackedGoal) -> Goal:

@@ -5,7 +5,7 @@ benchmarks use. The report holds the overall figures, the same under `by_complex
 progress curve, correlations with dGCR and the per-dialogue rows.
 
 Example:
-    >>> from evaluators.atod.data import load_dialogues  # doctest: +SKIP
+    >>> from mads_bench.atod_data import load_dialogues  # doctest: +SKIP
     >>> gold = load_dialogues("medium_sample.json")  # doctest: +SKIP
     >>> report = score_dialogues(gold, gold, mode="strict")  # doctest: +SKIP
     >>> report["conditional_status_accuracy"], report["dgcr"], report["ntc"]  # doctest: +SKIP
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from statistics import mean
 
-from evaluators.atod.data import Dialogue
-from evaluators.atod.lifecycle import correlation, dgcr, ntc, pooled_goals
 from evaluators.atod.matching import DEFAULT_THRESHOLD, Embedder, GoalMatcher, Mode
 from evaluators.atod.scoring import CORRELATED, PROGRESS_BINS, score_dialogue
+from mads_bench.atod_data import Dialogue
+from mads_bench.atod_lifecycle import correlation, dgcr, ntc, pooled_goals
 from mads_bench.errors import UsageError
 from simulation.backends.judge import JudgeBackend
 

@@ -18,7 +18,7 @@ Per dialogue, predicted goals are matched to gold goals (`matching.GoalMatcher`)
 `overall` ratios average the complexity splits (as the release does); dGCR/NTC are pooled.
 
 Example:
-    >>> from evaluators.atod.data import load_dialogues  # doctest: +SKIP
+    >>> from mads_bench.atod_data import load_dialogues  # doctest: +SKIP
     >>> gold = load_dialogues("medium_sample.json")  # doctest: +SKIP
     >>> score_dialogues(gold, gold)["goal_detection_f1"]  # doctest: +SKIP
     1.0
@@ -31,9 +31,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evaluators.atod.data import Dialogue
-from evaluators.atod.lifecycle import dgcr, ntc, status_at
 from evaluators.atod.matching import GoalMatch, GoalMatcher
+from mads_bench.atod_data import Dialogue
+from mads_bench.atod_lifecycle import dgcr, ntc, status_at
 
 NEAR_STATUSES = {("open", "pending"), ("completed", "pending"), ("failed", "abandoned")}
 PROGRESS_BINS = 10

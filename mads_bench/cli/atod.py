@@ -95,8 +95,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run_score(args: argparse.Namespace) -> int:
     """Handler of `atod score`; returns the exit status."""
-    from evaluators.atod.data import Prediction
     from evaluators.atod.report import render_markdown, score_dialogues
+    from mads_bench.atod_data import Prediction
 
     if args.judge_metrics and not args.judge:
         raise UsageError("--judge-metrics needs --judge SPEC")
@@ -130,7 +130,7 @@ def run_score(args: argparse.Namespace) -> int:
 
 def _load(flag: str, path: Path, model: type | None = None) -> list:
     """The dialogues of `path` as `model` records; an empty file is refused, naming the flag."""
-    from evaluators.atod.data import Dialogue, load_dialogues
+    from mads_bench.atod_data import Dialogue, load_dialogues
 
     dialogues = load_dialogues(path, model=model or Dialogue)
     if not dialogues:
@@ -152,9 +152,9 @@ def _judge(spec: str | None):
 
 def run_track(args: argparse.Namespace) -> int:
     """Handler of `atod track`; returns the exit status."""
-    from evaluators.atod.data import TrackerInput, strip_gold, write_dialogues
     from evaluators.atod.predictions import prediction_dialogue
     from evaluators.atod.tracker import MemoryTracker
+    from mads_bench.atod_data import TrackerInput, strip_gold, write_dialogues
 
     if args.method != "memory" and not args.judge:
         raise UsageError(f"--method {args.method} needs --judge SPEC")

@@ -2,7 +2,7 @@
 
 With ``--model SPEC --dataset D`` it first runs the model (any backend spec) over the ``grpo``
 rows of a split with Pre-Act or ReAct prompting and appends the predictions to
-``--predictions`` (resumable, see `simulation.predict`); it then scores that file (see
+``--predictions`` (resumable, see `evaluators.predict`); it then scores that file (see
 `evaluators.step_predictions`) and prints a markdown or JSON report, optionally logged to W&B.
 """
 
@@ -72,8 +72,8 @@ def _predict(args: argparse.Namespace) -> None:
     if not args.dataset:
         raise UsageError("--model needs --dataset")
     check_outputs({"--dataset": Path(args.dataset)}, {"--predictions": args.predictions})
+    from evaluators.predict import predict_steps
     from mads_bench.datasets import load_mads_dataset
-    from simulation.predict import predict_steps
 
     backend = backend_from_flag("--model", args.model)
     rows = load_mads_dataset(args.dataset, "grpo", split=args.split)

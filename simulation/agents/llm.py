@@ -31,7 +31,7 @@ def generate_steps(
 
     A step has exactly one action, so whatever a model would write after it is never part of
     the step; the stop string is put back so the step parses. The assistant agent and the
-    L-1/L-2 evaluation (``simulation.predict``) both produce steps this way.
+    L-1/L-2 evaluation (``evaluators.predict``) both produce steps this way.
 
     Example:
         >>> from simulation.backends import get_backend

@@ -23,8 +23,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from evaluators.atod.data import parse_dialogues
-from evaluators.atod.lifecycle import dgcr, ntc, pooled_goals
+from mads_bench.atod_data import parse_dialogues
+from mads_bench.atod_lifecycle import dgcr, ntc, pooled_goals
 from mads_bench.files import atomic_write_text
 from simulation.atod_generation.graph import render_statistics
 from simulation.atod_generation.pipeline import GenerationResult

@@ -2,7 +2,7 @@
 
 Rule checks on a generated ATOD record (each failure is a readable reason):
 
-- **format**: the record loads with `evaluators.atod.data.parse_dialogues`; turn ids run
+- **format**: the record loads with `mads_bench.atod_data.parse_dialogues`; turn ids run
   1..T; speakers alternate starting with USER; the dialogue ends with a system turn;
 - **labels**: every goal's `status_history` equals the changes recorded on the turns, the
   per-turn `all_goals` agree with it, `status` is its last entry, `first_mentioned_turn` and
@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluators.atod.data import parse_dialogues
+from mads_bench.atod_data import parse_dialogues
 from simulation.atod_generation.templates import render_value
 
 LEGAL = {

@@ -27,7 +27,6 @@ from simulation.validator.aggregate import (
 )
 from simulation.validator.common import CHECK_NAMES, CheckResult, JudgeQuestion
 from simulation.validator.embedding import Embedder
-from simulation.validator.sage_stage import sage_check
 
 __all__ = [
     "CHECK_NAMES",
@@ -35,7 +34,6 @@ __all__ = [
     "CheckResult",
     "Embedder",
     "JudgeQuestion",
-    "sage_check",
     "validate_trajectories",
     "validate_trajectory",
 ]

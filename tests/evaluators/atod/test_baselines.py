@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from evaluators.atod.baselines import parse_table, track_with_judge
-from evaluators.atod.data import load_dialogues, write_dialogues
 from evaluators.atod.report import score_dialogues
+from mads_bench.atod_data import load_dialogues, write_dialogues
 from simulation.backends import FakeBackend
 from tests.evaluators.atod.toy import toy_dialogue
 

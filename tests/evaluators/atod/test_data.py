@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evaluators.atod.data import load_dialogues, strip_gold, write_dialogues
+from mads_bench.atod_data import load_dialogues, strip_gold, write_dialogues
 from mads_bench.loading import CatalogError
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evaluators.atod.data import Goal, load_dialogues
-from evaluators.atod.lifecycle import (
+from mads_bench.atod_data import Goal, load_dialogues
+from mads_bench.atod_lifecycle import (
     correlation,
     dgcr,
     ntc,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.atod.data import Dialogue, load_dialogues
 from evaluators.atod.report import render_markdown, score_dialogues
+from mads_bench.atod_data import Dialogue, load_dialogues
 
 
 def _dialogue(goals: list[tuple], turns: int = 10, did: str = "d1") -> Dialogue:

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from evaluators.atod.cues import classify_status, split_clauses
-from evaluators.atod.data import load_dialogues, strip_gold
 from evaluators.atod.memory import GoalStore
 from evaluators.atod.predictions import prediction_dialogue
 from evaluators.atod.tracker import MemoryTracker
+from mads_bench.atod_data import load_dialogues, strip_gold
 
 
 @pytest.fixture(scope="module")

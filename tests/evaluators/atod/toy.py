@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluators.atod.data import Dialogue, parse_dialogues
+from mads_bench.atod_data import Dialogue, parse_dialogues
 
 TURNS = [
     ("USER", "I need a hotel in Paris."),

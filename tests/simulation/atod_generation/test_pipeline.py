@@ -6,8 +6,8 @@ import copy
 import json
 import random
 
-from evaluators.atod.data import load_dialogues
-from evaluators.atod.lifecycle import dgcr, ntc
+from mads_bench.atod_data import load_dialogues
+from mads_bench.atod_lifecycle import dgcr, ntc
 from simulation.atod_generation import GenerationConfig, generate, verify_record
 from simulation.atod_generation.dataset import save_result
 from simulation.atod_generation.dialogue import STATUS_EFFECT, plan_dialogue

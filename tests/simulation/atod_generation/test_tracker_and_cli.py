@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evaluators.atod.data import load_dialogues, parse_dialogues, strip_gold
 from evaluators.atod.predictions import prediction_dialogue
 from evaluators.atod.report import score_dialogues
+from mads_bench.atod_data import load_dialogues, parse_dialogues, strip_gold
 from mads_bench.cli import main
 
 

@@ -1,4 +1,4 @@
-"""Fixtures for the validator tests: scenarios, the MiniLM embedder, clean trajectories."""
+"""Fixtures for the validator tests: the MiniLM embedder, clean trajectories."""
 
 from __future__ import annotations
 
@@ -6,17 +6,10 @@ from typing import Any
 
 import pytest
 
-from mads_bench.catalog import load_all_scenarios
 from mads_bench.data_model import Scenario, Trajectory
 from simulation.runner import simulate
 from simulation.validator import Embedder
 from tests.simulation.validator.corrupt import FROZEN, TRANSFER
-
-
-@pytest.fixture(scope="session")
-def scenarios() -> dict[str, Scenario]:
-    """Every hand-written scenario (mock included) by id."""
-    return {s.id: s for s in load_all_scenarios(include_mock=True)}
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ file raises `CatalogError` naming the file, the dialogue and the field::
     medium.json: [1](ab30c6ee-...).goal_list[3].status: Input should be 'open', ...
 
 Example:
-    >>> from evaluators.atod.data import load_dialogues  # doctest: +SKIP
+    >>> from mads_bench.atod_data import load_dialogues  # doctest: +SKIP
     >>> dialogues = load_dialogues("medium_sample.json")  # doctest: +SKIP
     >>> dialogues[0].goal_list[0].status  # doctest: +SKIP
     'completed'

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
+from evaluators.predict import predict_steps, row_key
 from mads_bench.catalog import load_domain
 from mads_bench.cli import main
 from mads_bench.datasets import build_dataset, load_mads_dataset, save_dataset
 from simulation.backends import FakeBackend
-from simulation.predict import predict_steps, row_key
 from simulation.runner import simulate
 from tests.recipes.wandb_offline import read_offline_run
 

@@ -8,7 +8,7 @@
   goals are excluded from both.
 
 Example:
-    >>> from evaluators.atod.data import Goal
+    >>> from mads_bench.atod_data import Goal
     >>> done = Goal(id="g1", domain="Hotels", intent="BookHouse", content="c", core_content="c",
     ...             status="completed", dependencies=[], first_mentioned_turn=1, completion_turn=9)
     >>> dgcr([done]), ntc([done])
@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from evaluators.atod.data import DECIDED, Dialogue, Goal
+from mads_bench.atod_data import DECIDED, Dialogue, Goal
 
 
 def status_at(goal: Goal, turn: int) -> str:
