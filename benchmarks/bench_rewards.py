@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from evaluators.scoring import GoldAction, arguments_equal, parse_prediction
 from evaluators.similarity import SentenceSimilarity
+from evaluators.step_scoring import GoldAction, arguments_equal, parse_prediction
 from mads_bench.models import load_sentence_encoder
 from rewards import (
     action_type_reward,

@@ -18,8 +18,8 @@ N_TURNS = 300
 def run() -> list[dict]:
     from evaluators.sage import SageEvaluator, WorkflowSpec
     from evaluators.sage.inject import build_slice
-    from evaluators.sage.scoring import report
     from evaluators.sage.sgd import load_dialogues
+    from evaluators.sage.verdict_scoring import report
 
     if not (SGD_DEV / "schema.json").is_file():
         print(f"bench_sage: skipped, no SGD dev data at {SGD_DEV}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from evaluators.scoring import parse_prediction
+from evaluators.step_scoring import parse_prediction
 from mads_bench.pre_act import Action
 
 T = TypeVar("T")

@@ -15,7 +15,7 @@ from typing import Any
 
 from evaluators.l1.core import L1Step
 from evaluators.l2.core import L2Step
-from evaluators.scoring import GoldAction
+from evaluators.step_scoring import GoldAction
 from mads_bench.loading import JsonlError, read_jsonl
 
 

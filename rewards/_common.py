@@ -20,8 +20,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from evaluators import scoring
-from evaluators.scoring import GoldAction
+from evaluators import step_scoring
+from evaluators.step_scoring import GoldAction
 from mads_bench.pre_act import Action, parse_step
 
 GOLD_COLUMNS = ("gold_action_type", "gold_tool_name", "gold_tool_arguments", "gold_say")
@@ -98,13 +98,13 @@ def encoder_text(text: str) -> str:
 
 
 def completion_text(completion: Any) -> str | None:
-    """The cleaned text of a completion (`evaluators.scoring.completion_text`); None if none.
+    """The cleaned text of a completion (`evaluators.step_scoring.completion_text`); None if none.
 
     Example:
         >>> completion_text([{"role": "assistant", "content": "hi"}]), completion_text({})
         ('hi', None)
     """
-    text = scoring.completion_text(completion)
+    text = step_scoring.completion_text(completion)
     return None if text is None else clean_text(text)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.scoring import GoldAction
+from evaluators.step_scoring import GoldAction
 from mads_bench.pre_act import Action
 from rewards._common import gold_actions, predicted_actions
 

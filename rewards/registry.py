@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from rewards.action_type import action_type_reward
 from rewards.pre_act_format import pre_act_format_reward
-from rewards.sage import sage_penalty_reward
+from rewards.sage_penalty import sage_penalty_reward
 from rewards.semantic import RewardFunc, make_semantic_reward, semantic_reward
 from rewards.tool_call import tool_arguments_reward, tool_call_reward, tool_name_reward
 from rewards.total import mads_total_reward, make_mads_total_reward

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from evaluators.scoring import GoldAction
 from evaluators.similarity import SentenceSimilarity
+from evaluators.step_scoring import GoldAction
 from mads_bench.pre_act import Action
 from rewards._common import encoder_text, gold_actions, predicted_actions
 

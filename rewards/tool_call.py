@@ -3,7 +3,7 @@
 All three apply only to rows whose gold action is a tool call (None on gold ``say`` rows).
 On a tool row, a completion that is not a readable tool call scores 0.0. Names compare
 exactly (case-sensitive: the model must emit a callable name); arguments compare as JSON
-values (`evaluators.scoring.arguments_equal`: ``1 == 1.0``, ``true != 1``, strings exact,
+values (`evaluators.step_scoring.arguments_equal`: ``1 == 1.0``, ``true != 1``, strings exact,
 key order irrelevant). ``tool_call_reward`` is 1.0 only when both parts are 1.0.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.scoring import GoldAction, arguments_equal
+from evaluators.step_scoring import GoldAction, arguments_equal
 from mads_bench.pre_act import Action
 from rewards._common import gold_actions, predicted_actions
 

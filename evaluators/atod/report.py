@@ -17,7 +17,7 @@ from __future__ import annotations
 from statistics import mean
 
 from evaluators.atod.matching import DEFAULT_THRESHOLD, Embedder, GoalMatcher, Mode
-from evaluators.atod.scoring import CORRELATED, PROGRESS_BINS, score_dialogue
+from evaluators.atod.tracker_scoring import CORRELATED, PROGRESS_BINS, score_dialogue
 from mads_bench.atod_data import Dialogue
 from mads_bench.atod_lifecycle import correlation, dgcr, ntc, pooled_goals
 from mads_bench.errors import UsageError

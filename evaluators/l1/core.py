@@ -9,7 +9,7 @@ Metrics (``None`` when their denominator is empty):
   call that is not one is a false positive; a gold tool call that is not one is a false
   negative. None when there is neither a gold nor a predicted tool call.
 - ``param_exact_match``: among gold tool steps, the share whose prediction is a tool call
-  with exactly the gold arguments (JSON value equality, `evaluators.scoring`), whatever its
+  with exactly the gold arguments (JSON value equality, `evaluators.step_scoring`), whatever its
   name (the name is scored by tool-name F1).
 - ``required_param_completeness``: among gold tool steps with at least one required
   parameter, the mean share of required parameters the predicted call gives with the gold
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evaluators.report import Prediction, as_action, group_by, markdown_table, mean
-from evaluators.scoring import GoldAction, arguments_equal, token_f1
+from evaluators.step_scoring import GoldAction, arguments_equal, token_f1
 from mads_bench.pre_act import Action
 
 L1_METRICS = (

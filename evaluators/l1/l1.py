@@ -7,8 +7,8 @@ import datasets
 import evaluate
 
 from evaluators.l1.core import L1Step, score_l1
-from evaluators.scoring import GoldAction
 from evaluators.similarity import SentenceSimilarity
+from evaluators.step_scoring import GoldAction
 
 _CITATION = """\
 @article{mads2026,

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evaluators.report import Prediction, as_action, group_by, markdown_table, mean
-from evaluators.scoring import GoldAction, tool_names_match
+from evaluators.step_scoring import GoldAction, tool_names_match
 from mads_bench.pre_act import Action
 
 L2_COLUMNS = ("n_conversations", "n_steps", "success_rate", "fully_correct_rate")

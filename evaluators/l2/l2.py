@@ -7,7 +7,7 @@ import datasets
 import evaluate
 
 from evaluators.l2.core import L2Step, score_l2
-from evaluators.scoring import GoldAction
+from evaluators.step_scoring import GoldAction
 
 _CITATION = """\
 @article{mads2026,

@@ -2,7 +2,7 @@
 
 Public API: build a ``WorkflowSpec`` (SGD ``schema.json`` or MADS tool specs), read
 ``TurnRecord`` JSONL, run ``SageEvaluator`` (SAGE-Core by default, ``SageConfig.llm(judge)``
-for SAGE-LLM) and score verdicts with ``evaluators.sage.scoring``.
+for SAGE-LLM) and score verdicts with ``evaluators.sage.verdict_scoring``.
 """
 
 from evaluators.sage.cascade import SageConfig, SageEvaluator, aggregate

@@ -8,7 +8,7 @@ import evaluate
 from evaluators.sage.cascade import SageConfig, SageEvaluator
 from evaluators.sage.grounding import OfflineGroundingVerifier
 from evaluators.sage.records import TurnLabel, TurnRecord
-from evaluators.sage.scoring import report
+from evaluators.sage.verdict_scoring import report
 from evaluators.sage.workflow import WorkflowSpec
 
 _DESCRIPTION = """\

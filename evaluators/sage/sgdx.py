@@ -173,7 +173,7 @@ def run_sgdx(
         seconds}`` and the verdicts per variant.
     """
     from evaluators.sage import OfflineGroundingVerifier, SageConfig, SageEvaluator, WorkflowSpec
-    from evaluators.sage.scoring import report
+    from evaluators.sage.verdict_scoring import report
 
     verifier = verifier or OfflineGroundingVerifier()
     base = [r.without_acts() for r in records] if text_only else list(records)

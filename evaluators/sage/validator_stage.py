@@ -3,7 +3,7 @@ claimed without the write call), decided by SAGE-Core over the trajectory's turn
 
 Not part of the default chain (``validate_trajectory`` runs the four MADS checks); call it
 alongside, e.g. ``verdict["checks"]["sage"] = sage_check(trajectory, scenario)``. The
-trajectory is compiled by `evaluators.sage.mads.compile_trajectory` (one record per tool
+trajectory is compiled by `evaluators.sage.mads_turns.compile_trajectory` (one record per tool
 call and per say) against the domain's tool specs (``mads:<domain>``), then evaluated by
 SAGE-Core (S1 rules + S2 offline grounding, MiniLM loaded once per process).
 
@@ -43,7 +43,7 @@ def sage_check(
     Returns:
         `dict`: ``{"passed": bool, "reasons": [str], "decided_by": "rules"|"embedding"|...}``.
     """
-    from evaluators.sage.mads import compile_trajectory, evaluator_for
+    from evaluators.sage.mads_turns import compile_trajectory, evaluator_for
 
     result = CheckResult()
     records = compile_trajectory(trajectory, scenario)

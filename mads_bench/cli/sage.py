@@ -136,7 +136,7 @@ def run_bench(args: argparse.Namespace) -> int:
     print(f"wrote {len(records)} turns ({manifest['injected']} injected) to {args.out}")
     if args.evaluate:
         from evaluators.sage import SageEvaluator
-        from evaluators.sage.scoring import format_report, report
+        from evaluators.sage.verdict_scoring import format_report, report
 
         evaluator = SageEvaluator(spec)
         evaluator.warm_up()
@@ -219,7 +219,7 @@ def _write_and_report(
     args: argparse.Namespace, verdicts: list, labels: list | None, seconds: float, title: str
 ) -> int:
     from evaluators.sage import write_jsonl
-    from evaluators.sage.scoring import format_report, report
+    from evaluators.sage.verdict_scoring import format_report, report
 
     write_jsonl(args.out, verdicts)
     counts = {
@@ -265,7 +265,7 @@ def run_baseline(args: argparse.Namespace) -> int:
 
 def run_compare(args: argparse.Namespace) -> int:
     from evaluators.sage import TurnLabel, Verdict, read_jsonl
-    from evaluators.sage.scoring import align, paired_bootstrap
+    from evaluators.sage.verdict_scoring import align, paired_bootstrap
 
     try:
         labels = read_jsonl(args.labels, TurnLabel)

@@ -23,7 +23,7 @@ from simulation.backends.judge import YES_NO, JudgeBackend, parse_judge_answer
 from simulation.backends.openai_backend import OpenAIBackend
 from simulation.backends.registry import (
     ChatBackend,
-    Message,
+    ChatMessage,
     get_backend,
     known_prefixes,
     register_backend,
@@ -38,7 +38,7 @@ __all__ = [
     "ChatBackend",
     "FakeBackend",
     "JudgeBackend",
-    "Message",
+    "ChatMessage",
     "OpenAIBackend",
     "TransformersBackend",
     "get_backend",

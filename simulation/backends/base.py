@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from mads_bench.errors import MadsBenchError
-from simulation.backends.registry import Message
+from simulation.backends.registry import ChatMessage
 
 __all__ = ["BackendError", "BaseChatBackend", "truncate_at_stop", "validate_conversations"]
 
@@ -52,7 +52,7 @@ def truncate_at_stop(text: str, stop: list[str] | None) -> str:
     return text[:cut]
 
 
-def validate_conversations(conversations: Any, spec: str) -> list[list[Message]]:
+def validate_conversations(conversations: Any, spec: str) -> list[list[ChatMessage]]:
     """Check that `conversations` is a list of non-empty lists of `{role, content}` dicts.
 
     Args:
@@ -60,7 +60,7 @@ def validate_conversations(conversations: Any, spec: str) -> list[list[Message]]
         spec (`str`): The backend's spec, named in errors.
 
     Returns:
-        `list[list[Message]]`: The same batch, as a list.
+        `list[list[ChatMessage]]`: The same batch, as a list.
 
     Raises:
         `ValueError`: Naming the conversation and message index that is malformed.
@@ -109,7 +109,7 @@ class BaseChatBackend:
 
     def generate(
         self,
-        conversations: list[list[Message]],
+        conversations: list[list[ChatMessage]],
         *,
         max_new_tokens: int = 256,
         temperature: float = 0.0,
@@ -189,7 +189,7 @@ class BaseChatBackend:
 
     def _generate(
         self,
-        conversations: list[list[Message]],
+        conversations: list[list[ChatMessage]],
         *,
         max_new_tokens: int,
         temperature: float,

@@ -30,11 +30,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from simulation.backends.base import BackendError, BaseChatBackend
-from simulation.backends.registry import Message, register_backend, split_spec
+from simulation.backends.registry import ChatMessage, register_backend, split_spec
 
 __all__ = ["FakeBackend"]
 
-ReplyFunction = Callable[[list[Message]], str]
+ReplyFunction = Callable[[list[ChatMessage]], str]
 
 
 @register_backend("fake")
@@ -81,12 +81,12 @@ class FakeBackend(BaseChatBackend):
         self._cycle = cycle
         self._next = 0
         self._lock = threading.Lock()
-        self.calls: list[list[Message]] = []
+        self.calls: list[list[ChatMessage]] = []
         self.settings: list[dict[str, Any]] = []
 
     def _generate(
         self,
-        conversations: list[list[Message]],
+        conversations: list[list[ChatMessage]],
         *,
         max_new_tokens: int,
         temperature: float,
@@ -107,7 +107,7 @@ class FakeBackend(BaseChatBackend):
             self.calls.extend([dict(m) for m in conversation] for conversation in conversations)
             return replies
 
-    def _reply(self, conversation: list[Message]) -> str:
+    def _reply(self, conversation: list[ChatMessage]) -> str:
         if callable(self._replies):
             reply = self._replies(conversation)
             if not isinstance(reply, str):

@@ -66,7 +66,7 @@ from urllib.parse import urlparse
 from mads_bench.errors import UsageError
 from simulation.backends.async_runner import LoopThread
 from simulation.backends.base import BackendError, BaseChatBackend
-from simulation.backends.registry import Message, register_backend, split_spec
+from simulation.backends.registry import ChatMessage, register_backend, split_spec
 
 __all__ = ["OpenAIBackend"]
 
@@ -273,7 +273,7 @@ class OpenAIBackend(BaseChatBackend):
 
     def _generate(
         self,
-        conversations: list[list[Message]],
+        conversations: list[list[ChatMessage]],
         *,
         max_new_tokens: int,
         temperature: float,
@@ -299,7 +299,7 @@ class OpenAIBackend(BaseChatBackend):
         return self._runner.run(self._generate_all(conversations, params))
 
     async def _generate_all(
-        self, conversations: list[list[Message]], params: dict[str, Any]
+        self, conversations: list[list[ChatMessage]], params: dict[str, Any]
     ) -> list[str]:
         if self._client is None:
             from openai import AsyncOpenAI
@@ -321,7 +321,9 @@ class OpenAIBackend(BaseChatBackend):
             raise failed[0].exception()  # type: ignore[misc]
         return [task.result() for task in tasks]
 
-    async def _request(self, index: int, messages: list[Message], params: dict[str, Any]) -> str:
+    async def _request(
+        self, index: int, messages: list[ChatMessage], params: dict[str, Any]
+    ) -> str:
         import openai
 
         assert self._semaphore is not None

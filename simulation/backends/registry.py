@@ -20,14 +20,14 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 __all__ = [
     "ChatBackend",
-    "Message",
+    "ChatMessage",
     "get_backend",
     "known_prefixes",
     "register_backend",
     "split_spec",
 ]
 
-Message = dict[str, str]
+ChatMessage = dict[str, str]
 """One chat message: `{"role": "system" | "user" | "assistant" | "tool", "content": str}`."""
 
 BackendFactory = Callable[..., "ChatBackend"]
@@ -48,7 +48,7 @@ class ChatBackend(Protocol):
 
     def generate(
         self,
-        conversations: list[list[Message]],
+        conversations: list[list[ChatMessage]],
         *,
         max_new_tokens: int = 256,
         temperature: float = 0.0,

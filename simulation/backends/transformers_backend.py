@@ -23,7 +23,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from simulation.backends.base import BackendError, BaseChatBackend
-from simulation.backends.registry import Message, register_backend, split_spec
+from simulation.backends.registry import ChatMessage, register_backend, split_spec
 
 if TYPE_CHECKING:
     import torch
@@ -109,7 +109,7 @@ class TransformersBackend(BaseChatBackend):
 
     def _generate(
         self,
-        conversations: list[list[Message]],
+        conversations: list[list[ChatMessage]],
         *,
         max_new_tokens: int,
         temperature: float,

@@ -26,7 +26,7 @@ def test_factory_and_dotted_paths() -> None:
     assert get_reward_func("mads_total:mpnet").__name__ == "mads_total_reward_mpnet"
     # dotted import path, with "." or ":" before the attribute
     assert get_reward_func("rewards.tool_call.tool_name_reward").__name__ == "tool_name_reward"
-    assert get_reward_func("evaluators.scoring:token_f1").__name__ == "token_f1"
+    assert get_reward_func("evaluators.step_scoring:token_f1").__name__ == "token_f1"
 
 
 def test_unknown_names_are_clear_errors() -> None:

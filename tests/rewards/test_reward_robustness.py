@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from evaluators.similarity import SentenceSimilarity
 from rewards import REWARD_FUNCS, make_semantic_reward
 from rewards._common import MAX_ENCODER_CHARS
-from rewards.sage import sage_penalty_reward
+from rewards.sage_penalty import sage_penalty_reward
 from tests.rewards.conftest import HashEncoder
 from tests.rewards.test_reward_properties import FRAGMENTS
 

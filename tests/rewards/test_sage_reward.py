@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rewards import get_reward_funcs
-from rewards.sage import sage_penalty_reward
+from rewards.sage_penalty import sage_penalty_reward
 
 SYSTEM = {"role": "system", "content": "You are a mock shop assistant.\nTools (...)"}
 USER = {"role": "user", "content": "Hello, please cancel my order O1 now"}

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evaluators.l1 import L1Step, score_l1
-from evaluators.scoring import GoldAction
 from evaluators.similarity import SentenceSimilarity
+from evaluators.step_scoring import GoldAction
 from tests.rewards.conftest import HashEncoder, step
 
 REPO = Path(__file__).resolve().parents[3]

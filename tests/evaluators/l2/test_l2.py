@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.l2 import L2Step, score_l2, step_correct
-from evaluators.scoring import GoldAction
+from evaluators.step_scoring import GoldAction
 from mads_bench.catalog import domain_names, load_domain
 from mads_bench.loading import CatalogError
 from mads_bench.pre_act import Action

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluators.sage import TurnLabel, Verdict
-from evaluators.sage.scoring import (
+from evaluators.sage.verdict_scoring import (
     bootstrap_f1_ci,
     format_report,
     paired_bootstrap,

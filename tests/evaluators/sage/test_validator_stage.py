@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.sage.mads import claims_completion, compile_trajectory
+from evaluators.sage.mads_turns import claims_completion, compile_trajectory
 from evaluators.sage.validator_stage import sage_check
 from mads_bench.data_model import Message, ToolCall, ToolResult, Trajectory
 from mads_bench.pre_act import Action, PreActStep, render_step

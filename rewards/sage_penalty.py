@@ -1,7 +1,7 @@
 """SAGE penalty reward: −(fired SAGE criteria) / (criteria checked) for one Pre-Act step.
 
 The completion is compiled with its prompt (the conversation so far) into one SAGE turn
-record (`evaluators.sage.mads.compile_messages`): a tool call gets one UV criterion per
+record (`evaluators.sage.mads_turns.compile_messages`): a tool call gets one UV criterion per
 checkable argument (is the value supported by the user messages and earlier tool results?),
 a say one PC criterion (does it claim completion without a successful write call?). SAGE-Core
 (S1 rules + S2 offline grounding, MiniLM loaded once) decides them.
@@ -62,7 +62,7 @@ def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | N
     Raises:
         `ValueError`: When ``prompts`` or ``domain`` is not one value per completion.
     """
-    from evaluators.sage.mads import compile_messages, evaluator_for, mads_spec
+    from evaluators.sage.mads_turns import compile_messages, evaluator_for, mads_spec
 
     n = len(completions)
     if kwargs.get("prompts") is None or kwargs.get("domain") is None:
