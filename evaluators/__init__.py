@@ -2,7 +2,7 @@
 
 | subpackage / module | holds |
 | --- | --- |
-| `step_scoring`, `report`, `step_predictions` | step scoring (L-1, L-2, rewards); predictions files |
+| `step_scoring`, `report`, `step_predictions` | step scoring (L-1, L-2, rewards); predictions |
 | `predict` | a model's next step over a dataset split (as the simulator's assistant) |
 | `l1`, `l2` | turn-level (MADS §3.5.1) and trajectory-level (§3.5.2) metrics |
 | `similarity` | sentence-embedding similarity (all-mpnet-base-v2 by default) |
