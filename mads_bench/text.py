@@ -153,3 +153,28 @@ def split_sentences(
     boundary = rf"(?<=[{re.escape(ends)}])\s+" + (r"|\n+" if newlines else "")
     pieces = (piece.strip(strip) for piece in re.split(boundary, text))
     return [piece for piece in pieces if piece.strip()]
+
+
+def clean_text(text: str) -> str:
+    """``text`` made encodable: lone surrogates become U+FFFD, surrogate pairs are joined.
+
+    A Python string can hold lone surrogates (``"\\ud800"``: a bad byte-level decode, a
+    JSON ``\\ud800`` escape), which are not Unicode text: tokenizers, sentence-transformers
+    and UTF-8 writers reject them with a ``TypeError`` or ``UnicodeEncodeError``. NUL and
+    other control characters are valid text and stay.
+
+    Args:
+        text (`str`): Any string.
+
+    Returns:
+        `str`: ``text`` itself when it encodes as UTF-8, else the repaired copy.
+
+    Example:
+        >>> clean_text("a\\ud800b") == "a\\ufffdb", clean_text("\\ud83d\\ude00") == "\\U0001f600"
+        (True, True)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # only surrogates fail: UTF-16 pairs them, replaces the rest
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text

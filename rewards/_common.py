@@ -23,6 +23,7 @@ from typing import Any
 from evaluators import step_scoring
 from evaluators.step_scoring import GoldAction
 from mads_bench.pre_act import Action, parse_step
+from mads_bench.text import clean_text
 
 GOLD_COLUMNS = ("gold_action_type", "gold_tool_name", "gold_tool_arguments", "gold_say")
 
@@ -38,31 +39,6 @@ characters, each of which becomes one ``[UNK]``) reads differently after the cut
 """
 
 logger = logging.getLogger(__name__)
-
-
-def clean_text(text: str) -> str:
-    """``text`` made encodable: lone surrogates become U+FFFD, surrogate pairs are joined.
-
-    A Python string can hold lone surrogates (``"\\ud800"``: a bad byte-level decode, a
-    JSON ``\\ud800`` escape), which are not Unicode text: tokenizers, sentence-transformers
-    and UTF-8 writers reject them with a ``TypeError`` or ``UnicodeEncodeError``. NUL and
-    other control characters are valid text and stay.
-
-    Args:
-        text (`str`): Any string.
-
-    Returns:
-        `str`: ``text`` itself when it encodes as UTF-8, else the repaired copy.
-
-    Example:
-        >>> clean_text("a\\ud800b") == "a\\ufffdb", clean_text("\\ud83d\\ude00") == "\\U0001f600"
-        (True, True)
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # only surrogates fail: UTF-16 pairs them, replaces the rest
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
 
 
 def clean_json(value: Any, max_chars: int | None = None) -> Any:

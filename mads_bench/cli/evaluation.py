@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from mads_bench.cli import online
 from mads_bench.cli.args import backend_from_flag, non_negative_int, positive_int
 from mads_bench.cli.output import print_json
 from mads_bench.errors import UsageError
@@ -21,7 +22,8 @@ from mads_bench.files import atomic_write_text, check_outputs
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "eval", help="L-1 / L-2 evaluation: run a model over a split (optional) and score it."
+        "eval",
+        help="L-1 / L-2 evaluation of a model's steps, and online task success (eval online).",
     )
     sub = parser.add_subparsers(dest="eval_command", metavar="LEVEL", required=True)
     for level, text in (("l1", "turn-level metrics"), ("l2", "trajectory-level success")):
@@ -62,6 +64,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                 help="Edits tolerated between tool names after case folding (default 1).",
             )
         cmd.set_defaults(handler=run_l1 if level == "l1" else run_l2)
+    online.register(sub)
 
 
 def _predict(args: argparse.Namespace) -> None:

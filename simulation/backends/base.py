@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from mads_bench.errors import MadsBenchError
+from mads_bench.text import clean_text
 from simulation.backends.registry import ChatMessage
 
 __all__ = ["BackendError", "BaseChatBackend", "truncate_at_stop", "validate_conversations"]
@@ -154,7 +155,9 @@ class BaseChatBackend:
                 f"{self.spec!r}: returned {len(replies)} replies for {len(conversations)} "
                 "conversations."
             )
-        return [truncate_at_stop(reply, stop) for reply in replies]
+        # a model can emit lone surrogates (a bad byte-level decode); they are not text and
+        # would fail every UTF-8 writer downstream, so they become U+FFFD here, once
+        return [clean_text(truncate_at_stop(reply, stop)) for reply in replies]
 
     def complete(self, prompts: list[str], **kwargs: Any) -> list[str]:
         """Send each prompt as one user message and return the replies in order.

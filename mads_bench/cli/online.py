@@ -1,0 +1,139 @@
+"""``mads-bench eval online``: the candidate assistant in live conversations, scored by outcome.
+
+Example::
+
+    mads-bench eval online --assistant transformers:smollm2-135m --domain banking -k 2 \\
+        --out outputs/online/base
+    mads-bench eval online --assistant scripted --dataset outputs/demo/dataset --split test \\
+        --out outputs/online/oracle --json
+    mads-bench eval online --compare outputs/online/a/report.json outputs/online/b/report.json
+
+Scenarios come from ``--domain`` (hand-written; repeatable, default all six), ``--scenarios
+FILE`` (generated or hand-written) or ``--dataset DIR --split test`` (the scenarios behind a
+built dataset's split, so train and test stay disjoint). Each runs ``-k`` trials. The report
+(``OUT/report.json``, ``OUT/report.md``) gives success, its three parts (state, told, ended),
+pass^k for k = 1..K, partial credit, malformed steps, turns and tool calls, overall and by
+domain, complexity and behavior kind, with 95% bootstrap CIs over scenarios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mads_bench.catalog import domain_names
+from mads_bench.cli.args import backend_from_flag, positive_int
+from mads_bench.cli.output import print_json
+from mads_bench.errors import UsageError
+from mads_bench.files import check_outputs
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    cmd = sub.add_parser(
+        "online",
+        help="Online task success and pass^k of an assistant in simulated conversations.",
+        description=__doc__.split("Example::")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmd.add_argument("--assistant", help="Assistant spec: scripted, transformers:..., openai:...")
+    cmd.add_argument("--user", default="scripted", help="User agent spec (default scripted).")
+    source = cmd.add_mutually_exclusive_group()
+    source.add_argument("--domain", action="append", choices=domain_names(), help="Domain.")
+    source.add_argument("--scenarios", type=Path, help="Scenario file (YAML, JSON or JSONL).")
+    source.add_argument(
+        "--dataset", type=Path, help="A build-dataset folder: its split's scenarios."
+    )
+    cmd.add_argument("--split", default="test", help="Split of --dataset (default test).")
+    cmd.add_argument("-k", "--trials", type=positive_int, default=1, help="Trials per scenario.")
+    cmd.add_argument("--seed", type=int, default=0, help="Run seed (default 0).")
+    cmd.add_argument("--style", choices=("pre_act", "react"), default="pre_act")
+    cmd.add_argument("--max-turns", type=positive_int, default=12, help="User-turn cap (12).")
+    cmd.add_argument("--concurrency", type=positive_int, default=1, help="Conversations in flight.")
+    cmd.add_argument("--max-failures", type=positive_int, default=3, help="As in simulate.")
+    cmd.add_argument("--out", type=Path, help="Output folder.")
+    cmd.add_argument("--resume", action="store_true", help="Continue OUT/trajectories.jsonl.")
+    cmd.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
+    cmd.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
+    cmd.add_argument(
+        "--compare", nargs=2, type=Path, metavar=("A", "B"), help="Paired A - B of two reports."
+    )
+    cmd.set_defaults(handler=run_online)
+
+
+def _scenarios(args: argparse.Namespace) -> list:
+    from mads_bench.catalog import load_all_scenarios, load_domain, load_scenario_file
+
+    if args.scenarios:
+        return load_scenario_file(args.scenarios)
+    if args.dataset:
+        from mads_bench.datasets import load_mads_dataset
+
+        rows = load_mads_dataset(str(args.dataset), "trajectories", split=args.split)
+        wanted = list(dict.fromkeys(rows["scenario_id"]))
+        known = {s.id: s for s in load_all_scenarios(include_mock=True)}
+        unknown = [s for s in wanted if s not in known]
+        if unknown:
+            raise UsageError(
+                f"--dataset {args.dataset}: {len(unknown)} scenario(s) of split {args.split!r} "
+                f"are not hand-written (e.g. {unknown[0]!r}); pass their file with --scenarios"
+            )
+        return [known[s] for s in wanted]
+    names = args.domain or [n for n in domain_names() if n != "mock"]
+    return [s for name in names for s in load_domain(name).scenarios]
+
+
+def run_online(args: argparse.Namespace) -> int:
+    from evaluators.online import compare_reports, render_markdown
+
+    if args.compare:
+        a, b = (json.loads(path.read_text(encoding="utf-8")) for path in args.compare)
+        result = compare_reports(a, b)
+        if args.json:
+            print_json(args, result)
+        else:
+            low, high = result["ci95"]
+            print(
+                f"success A {result['success_rate_a']:.3f} vs B {result['success_rate_b']:.3f} "
+                f"on {result['scenarios']} shared scenarios: A - B = {result['delta']:+.3f} "
+                f"(95% CI {low:+.3f} to {high:+.3f}, paired bootstrap over scenarios)"
+            )
+        return 0
+    if not args.assistant or not args.out:
+        raise UsageError("eval online needs --assistant SPEC and --out DIR (or --compare A B)")
+    from evaluators.online.run import evaluate_online
+    from simulation.parallel import SimulationSettings
+    from simulation.runner import RunLimits
+
+    check_outputs(
+        {"--scenarios": args.scenarios, "--dataset": args.dataset},
+        {"--out": args.out},
+        folders=["--out"],
+    )
+    backends = {
+        spec: backend_from_flag(flag, spec)
+        for flag, spec in (("--user", args.user), ("--assistant", args.assistant))
+        if spec != "scripted"
+    }
+    scenarios = _scenarios(args)
+    settings = SimulationSettings(
+        args.seed, args.user, args.assistant, args.style, RunLimits(max_turns=args.max_turns)
+    )
+    report = evaluate_online(
+        scenarios,
+        args.out,
+        settings=settings,
+        trials=args.trials,
+        concurrency=args.concurrency,
+        resume=args.resume,
+        backends=backends,
+        max_failures=args.max_failures,
+        progress=not args.no_progress,
+    )
+    if args.json:
+        print_json(args, {k: v for k, v in report.items() if k != "conversations"})
+    else:
+        print(render_markdown(report), end="")
+        print(f"\nwrote {args.out / 'report.json'} and {args.out / 'report.md'}", file=sys.stderr)
+    return 0

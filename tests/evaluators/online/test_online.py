@@ -1,0 +1,189 @@
+"""Online evaluation: the scripted oracle succeeds, broken assistants fail, pass^k by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluators.online import OnlineOutcome, compare_reports, pass_hat_k, score_online
+from evaluators.online.run import evaluate_online
+from mads_bench.catalog import load_all_scenarios, load_domain
+from mads_bench.cli import main
+from mads_bench.generator import generate_for_domains
+from mads_bench.pre_act import Action, PreActStep, render_step
+from simulation.backends import FakeBackend
+from simulation.parallel import SimulationSettings
+from simulation.runner import RunLimits
+from simulation.validator.embedding import Embedder
+
+MOCK = {s.id: s for s in load_domain("mock").scenarios}
+
+
+@pytest.fixture(scope="module")
+def embedder(minilm_path) -> Embedder:
+    return Embedder()
+
+
+def _run(scenarios, tmp_path, replies=None, trials=1, max_turns=6, embedder=None) -> dict:
+    settings = SimulationSettings(assistant="fake:candidate", limits=RunLimits(max_turns=max_turns))
+    backends = {"fake:candidate": FakeBackend("fake:candidate", replies=replies)}
+    if replies is None:
+        settings, backends = SimulationSettings(), {}
+    return evaluate_online(
+        scenarios, tmp_path, settings=settings, trials=trials, backends=backends,
+        progress=False, resamples=200, embedder=embedder,
+    )  # fmt: skip
+
+
+def _step(action: Action) -> str:
+    return render_step(PreActStep(think="working on it", plan="1. act", action=action))
+
+
+def _tool_results(conversation) -> int:
+    return sum(m["role"] == "tool" for m in conversation)
+
+
+def _gold_follower(scenario, change=None):
+    """Replies that make the scenario's gold calls in order (one argument changed by
+    ``change(name, arguments)``), then say done."""
+
+    def reply(conversation) -> str:
+        done = _tool_results(conversation)
+        if done < len(scenario.gold_workflow):
+            gold = scenario.gold_workflow[done]
+            arguments = dict(gold.arguments)
+            if change is not None:
+                arguments = change(gold.name, arguments)
+            return _step(Action.tool(gold.name, arguments))
+        return _step(Action.say("All done: your request is complete. [DONE]"))
+
+    return reply
+
+
+def test_the_scripted_oracle_succeeds_on_every_hand_written_scenario(tmp_path, embedder):
+    report = _run(load_all_scenarios(), tmp_path, trials=2, embedder=embedder)
+    overall = report["overall"]
+    assert overall["scenarios"] == 90 and overall["conversations"] == 180
+    failed = [c["scenario_id"] for c in report["conversations"] if not c["success"]]
+    assert failed == [] and overall["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    assert overall["partial_credit"] == 1.0 and overall["malformed_step_rate"] == 0.0
+
+
+def test_the_scripted_oracle_succeeds_on_generated_scenarios(tmp_path, embedder):
+    packs = [load_domain(name) for name in ("banking", "calendar", "online_shopping", "travel")]
+    scenarios = generate_for_domains(packs, 24, seed=3)
+    report = _run(scenarios, tmp_path, embedder=embedder)
+    failed = [(c["scenario_id"], c["reasons"]) for c in report["conversations"] if not c["success"]]
+    assert failed == []
+
+
+def test_an_assistant_that_only_says_done_fails_every_write(tmp_path, embedder):
+    say_done = lambda conversation: _step(Action.say("All done! [DONE]"))  # noqa: E731
+    scenarios = [MOCK["mock-cancel-normal"], MOCK["mock-buy-mug-unhappy"]]
+    report = _run(scenarios, tmp_path, replies=say_done, embedder=embedder)
+    # nothing was written: the state check fails on both, and no gold write was done
+    assert report["overall"]["success_rate"] == 0.0 and report["overall"]["state"] == 0.0
+    assert report["overall"]["partial_credit"] == 0.0
+
+
+def test_gold_writes_with_one_argument_changed_fail_the_state_check(tmp_path, embedder):
+    scenario = MOCK["mock-buy-mug-unhappy"]
+
+    def more_mugs(name, arguments):
+        return arguments | {"quantity": 3} if name == "place_order" else arguments
+
+    report = _run([scenario], tmp_path, replies=_gold_follower(scenario, more_mugs),
+                  embedder=embedder)  # fmt: skip
+    (conversation,) = report["conversations"]
+    assert not conversation["state"] and not conversation["success"]
+    assert conversation["partial_credit"] == 0.0
+    # the same follower with the gold arguments passes the state check
+    exact = _run([scenario], tmp_path / "exact", replies=_gold_follower(scenario),
+                 embedder=embedder)  # fmt: skip
+    assert exact["conversations"][0]["state"] and exact["conversations"][0]["partial_credit"] == 1.0
+
+
+def test_a_write_on_an_impossible_scenario_fails(tmp_path, embedder):
+    scenario = MOCK["mock-kettle-impossible"]
+
+    def buys_anyway(conversation) -> str:
+        if _tool_results(conversation) == 0:
+            return _step(Action.tool("place_order", {"item_id": "I1", "quantity": 1}))
+        return _step(Action.say("Done, I ordered a mug instead. [DONE]"))
+
+    report = _run([scenario], tmp_path, replies=buys_anyway, embedder=embedder)
+    (conversation,) = report["conversations"]
+    assert not conversation["state"] and not conversation["success"]
+
+
+def test_an_assistant_that_loops_never_ends_properly(tmp_path, embedder):
+    again = lambda conversation: _step(Action.say("Could you tell me more?"))  # noqa: E731
+    report = _run([MOCK["mock-cancel-normal"]], tmp_path, replies=again, embedder=embedder)
+    (conversation,) = report["conversations"]
+    assert not conversation["ended"] and not conversation["success"]
+
+
+def test_garbage_replies_are_counted_as_malformed_steps(tmp_path, embedder):
+    garbage = lambda conversation: "\ud800 not a pre-act step"  # noqa: E731
+    report = _run([MOCK["mock-cancel-normal"]], tmp_path, replies=garbage, embedder=embedder)
+    assert report["overall"]["malformed_step_rate"] == 1.0
+    assert report["overall"]["success_rate"] == 0.0
+
+
+def test_pass_hat_k_by_hand():
+    # scenario a: 3 of 4 trials succeed, b: 1 of 4, c: 4 of 4
+    table = {"a": [1, 1, 1, 0], "b": [0, 1, 0, 0], "c": [1, 1, 1, 1]}
+    outcomes = [
+        OnlineOutcome(sid, trial, "mock", "normal", [], bool(ok), True, True)
+        for sid, row in table.items()
+        for trial, ok in enumerate(row)
+    ]
+    passes = score_online(outcomes, resamples=100)["overall"]["pass_hat_k"]
+    # k=1: (3/4 + 1/4 + 1)/3; k=2: (C(3,2)/C(4,2) + 0 + 1)/3 = (1/2 + 1)/3; k=4: (0 + 0 + 1)/3
+    assert passes["1"] == pytest.approx(2 / 3)
+    assert passes["2"] == pytest.approx(0.5)
+    assert passes["3"] == pytest.approx((1 / 4 + 1) / 3)
+    assert passes["4"] == pytest.approx(1 / 3)
+    assert pass_hat_k(0, 4, 1) == 0.0
+    with pytest.raises(ValueError):
+        pass_hat_k(1, 2, 3)
+
+
+def test_compare_gives_the_paired_difference():
+    def report(rows):
+        return {"conversations": [{"scenario_id": s, "success": ok} for s, ok in rows]}
+
+    a = report([("x", True), ("y", True), ("z", False)])
+    b = report([("x", False), ("y", True), ("w", True)])
+    result = compare_reports(a, b, resamples=200)
+    # shared: x (+1) and y (0)
+    assert result["scenarios"] == 2 and result["delta"] == 0.5
+    assert result["ci95"][0] <= 0.5 <= result["ci95"][1]
+
+
+def test_the_cli_scores_and_resumes(tmp_path, capsys, minilm_path):
+    out = tmp_path / "online"
+    argv = ["eval", "online", "--assistant", "scripted", "--domain", "mock", "-k", "2"]
+    argv += ["--out", str(out), "--no-progress", "--json"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["overall"]["success_rate"] == 1.0 and report["overall"]["conversations"] == 6
+    before = (out / "trajectories.jsonl").read_bytes()
+    # a rerun with --resume simulates nothing again and scores the same
+    assert main([*argv, "--resume"]) == 0
+    assert json.loads(capsys.readouterr().out)["overall"] == report["overall"]
+    assert (out / "trajectories.jsonl").read_bytes() == before
+    assert main(["eval", "online", "--compare", str(out / "report.json"),
+                 str(out / "report.json")]) == 0  # fmt: skip
+    assert "A - B = +0.000" in capsys.readouterr().out
+
+
+def test_the_cli_refuses_bad_input(tmp_path, capsys):
+    assert main(["eval", "online", "--assistant", "scripted", "--out", str(tmp_path / "o"),
+                 "--scenarios", str(tmp_path / "none.yaml")]) == 2  # fmt: skip
+    assert "none.yaml" in capsys.readouterr().err
+    assert main(["eval", "online", "--assistant", "openai:no-url", "--out", str(tmp_path)]) == 2
+    assert "--assistant openai:no-url" in capsys.readouterr().err
+    assert main(["eval", "online", "--domain", "mock"]) == 2
+    assert "needs --assistant" in capsys.readouterr().err
