@@ -80,6 +80,7 @@ class OnlineOutcome:
     steps: int = 0
     turns: int = 0
     tool_calls: int = 0
+    sage_failures_per_turn: float | None = None
     reasons: list[str] = field(default_factory=list)
 
     @property
@@ -89,7 +90,11 @@ class OnlineOutcome:
 
 
 def conversation_outcome(
-    trajectory: Trajectory, scenario: Scenario, *, embedder: Embedder | None = None
+    trajectory: Trajectory,
+    scenario: Scenario,
+    *,
+    embedder: Embedder | None = None,
+    sage: bool = False,
 ) -> OnlineOutcome:
     """Score one finished conversation (rules only: no judge is consulted).
 
@@ -97,6 +102,8 @@ def conversation_outcome(
         trajectory (`Trajectory`): the conversation, with its ``final_state``.
         scenario (`Scenario`): the scenario it was simulated from.
         embedder (`Embedder`, *optional*): MiniLM for the decline explanation (default: load).
+        sage (`bool`): also count SAGE-Core failures per assistant step
+            (`evaluators.sage.mads_turns`: one turn record per tool call and per say).
 
     Returns:
         `OnlineOutcome`: the three parts, partial credit and the counts.
@@ -128,8 +135,19 @@ def conversation_outcome(
         steps=len(assistant),
         turns=len({m.turn_index for m in trajectory.messages if m.role == "user"}),
         tool_calls=sum(m.tool_call is not None for m in assistant),
+        sage_failures_per_turn=_sage_failures(trajectory, scenario) if sage else None,
         reasons=reasons,
     )
+
+
+def _sage_failures(trajectory: Trajectory, scenario: Scenario) -> float | None:
+    from evaluators.sage.mads_turns import compile_trajectory, evaluator_for
+
+    records = compile_trajectory(trajectory, scenario)
+    if not records:
+        return None
+    verdicts = evaluator_for(trajectory.domain, None).evaluate(records)
+    return sum(v.verdict == "failure" for v in verdicts) / len(records)
 
 
 def _trial(trajectory_id: str) -> int:
@@ -193,6 +211,7 @@ def _summary(outcomes: Sequence[OnlineOutcome], resamples: int, seed: int) -> di
     trials = min(len(group) for group in by_scenario.values())
     rates = [sum(o.success for o in g) / len(g) for g in by_scenario.values()]
     credit = [o.partial_credit for o in outcomes if o.partial_credit is not None]
+    sage = [o.sage_failures_per_turn for o in outcomes if o.sage_failures_per_turn is not None]
     steps = sum(o.steps for o in outcomes)
     out = {
         "scenarios": len(by_scenario),
@@ -211,6 +230,7 @@ def _summary(outcomes: Sequence[OnlineOutcome], resamples: int, seed: int) -> di
         "ended": sum(o.ended for o in outcomes) / len(outcomes),
         "partial_credit": sum(credit) / len(credit) if credit else None,
         "malformed_step_rate": sum(o.malformed_steps for o in outcomes) / steps if steps else 0.0,
+        "sage_failures_per_turn": sum(sage) / len(sage) if sage else None,
         "turns_per_conversation": sum(o.turns for o in outcomes) / len(outcomes),
         "tool_calls_per_conversation": sum(o.tool_calls for o in outcomes) / len(outcomes),
     }
@@ -301,18 +321,21 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     head = (
         "| group | scenarios | conversations | success (95% CI) | "
         + " | ".join(f"pass^{k}" for k in ks)
-        + " | state | told | ended | partial credit | malformed steps | turns | tool calls |"
+        + " | state | told | ended | partial credit | malformed steps | SAGE fails/turn | turns |"
+        " tool calls |"
     )
-    rule = "| --- " * (11 + len(ks)) + "|"
+    rule = "| --- " * (12 + len(ks)) + "|"
 
     def row(name: str, s: Mapping[str, Any]) -> str:
         low, high = s["success_rate_ci95"]
         passes = " | ".join(f"{s['pass_hat_k'].get(k, float('nan')):.3f}" for k in ks)
         credit = "n/a" if s["partial_credit"] is None else f"{s['partial_credit']:.3f}"
+        sage = s["sage_failures_per_turn"]
+        sage = "n/a" if sage is None else f"{sage:.3f}"
         return (
             f"| {name} | {s['scenarios']} | {s['conversations']} | {s['success_rate']:.3f} "
             f"({low:.3f}-{high:.3f}) | {passes} | {s['state']:.3f} | {s['told']:.3f} | "
-            f"{s['ended']:.3f} | {credit} | {s['malformed_step_rate']:.3f} | "
+            f"{s['ended']:.3f} | {credit} | {s['malformed_step_rate']:.3f} | {sage} | "
             f"{s['turns_per_conversation']:.1f} | {s['tool_calls_per_conversation']:.1f} |"
         )
 

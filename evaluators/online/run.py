@@ -53,6 +53,7 @@ def evaluate_online(
     progress: bool = True,
     resamples: int = 10_000,
     embedder: Embedder | None = None,
+    sage: bool = False,
 ) -> dict[str, Any]:
     """Simulate ``trials`` conversations per scenario with the settings' agents and score them.
 
@@ -68,6 +69,7 @@ def evaluate_online(
         progress (`bool`): show a progress bar.
         resamples (`int`): bootstrap resamples for the CIs.
         embedder (`Embedder`, *optional*): MiniLM for the decline rules (loaded when omitted).
+        sage (`bool`): also count SAGE-Core failures per turn.
 
     Returns:
         `dict`: the report of :func:`score_online`, plus ``settings`` and ``not_simulated``.
@@ -96,7 +98,9 @@ def evaluate_online(
                 missing += 1
                 outcomes.append(_not_simulated(scenario, trial))
             else:
-                outcomes.append(conversation_outcome(trajectory, scenario, embedder=embedder))
+                outcomes.append(
+                    conversation_outcome(trajectory, scenario, embedder=embedder, sage=sage)
+                )
     report = score_online(outcomes, resamples=resamples, seed=0)
     report["settings"] = {
         "assistant": settings.assistant,

@@ -55,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("--out", type=Path, help="Output folder.")
     cmd.add_argument("--resume", action="store_true", help="Continue OUT/trajectories.jsonl.")
     cmd.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
+    cmd.add_argument(
+        "--sage", action="store_true", help="Also count SAGE-Core failures per turn (slower)."
+    )
     cmd.add_argument("--no-progress", action="store_true", help="Hide the progress bar.")
     cmd.add_argument(
         "--compare", nargs=2, type=Path, metavar=("A", "B"), help="Paired A - B of two reports."
@@ -130,6 +133,7 @@ def run_online(args: argparse.Namespace) -> int:
         backends=backends,
         max_failures=args.max_failures,
         progress=not args.no_progress,
+        sage=args.sage,
     )
     if args.json:
         print_json(args, {k: v for k, v in report.items() if k != "conversations"})

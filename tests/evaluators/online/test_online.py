@@ -187,3 +187,13 @@ def test_the_cli_refuses_bad_input(tmp_path, capsys):
     assert "--assistant openai:no-url" in capsys.readouterr().err
     assert main(["eval", "online", "--domain", "mock"]) == 2
     assert "needs --assistant" in capsys.readouterr().err
+
+
+def test_sage_failures_per_turn_are_counted_when_asked(tmp_path, embedder):
+    scenario = MOCK["mock-buy-mug-unhappy"]
+    clean = _run([scenario], tmp_path, embedder=embedder)
+    assert clean["overall"]["sage_failures_per_turn"] is None  # not asked
+    report = evaluate_online([scenario], tmp_path / "sage", progress=False, resamples=100,
+                             embedder=embedder, sage=True)  # fmt: skip
+    # the scripted assistant grounds every argument: no SAGE failure
+    assert report["overall"]["sage_failures_per_turn"] == 0.0
