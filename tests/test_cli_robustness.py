@@ -16,19 +16,9 @@ from pathlib import Path
 import pytest
 
 from mads_bench.cli import main
+from tests.cli_helpers import run
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """Run the CLI in-process; return (status, stdout, stderr) and check the error contract."""
-    status = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    if status == 2:
-        errors = [line for line in err.splitlines() if line.startswith("error:")]
-        assert errors, err  # the reason is given, on a line of its own
-    return status, out, err
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mads_bench.cli import main
+from tests.cli_helpers import error_line, run
 from tests.evaluators.atod.conftest import KeywordEmbedder
 
 EMPTY_TABLE = 'fake:{"goals": []}'
@@ -19,23 +19,6 @@ def no_minilm(monkeypatch):
     import evaluators.atod.matching as matching
 
     monkeypatch.setattr(matching, "minilm_embedder", lambda model="minilm": KeywordEmbedder())
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of `mads-bench ARGV` (argparse errors included)."""
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def error_line(err: str) -> str:
-    """The one line a failure prints; no traceback, nothing else."""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 def track(path, out, *extra: str) -> list[str]:

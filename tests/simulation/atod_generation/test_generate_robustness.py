@@ -7,24 +7,7 @@ import shutil
 
 import pytest
 
-from mads_bench.cli import main
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of `mads-bench ARGV` (argparse errors included)."""
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def error_line(err: str) -> str:
-    """The one line a failure prints; no traceback, nothing else."""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
+from tests.cli_helpers import error_line, run
 
 
 @pytest.fixture
