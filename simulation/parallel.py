@@ -15,8 +15,9 @@ bounded window). Executors (measured on this project's 2-core machine, see the R
   loop bounds the requests in flight).
 - ``process``: the only way to use several cores for the pure-Python ``scripted`` agents;
   each worker pays the package import once (~1 s), so it pays off only for long runs.
-- ``sequential``: concurrency 1, and always for ``transformers:`` (one in-process model;
-  parallel calls on it would only contend for the same device).
+- ``thread`` is also the choice for ``transformers:``: the conversations' steps reach the one
+  in-process model together and are generated as one batch (see its backend).
+- ``sequential``: concurrency 1.
 
 Example:
     >>> jobs = plan_jobs(["a", "b"], repetitions=2)
@@ -104,14 +105,12 @@ def choose_executor(user: str, assistant: str, concurrency: int, requested: str 
         >>> choose_executor("scripted", "openai:m@http://localhost:8000/v1", 4)
         'thread'
         >>> choose_executor("scripted", "transformers:tiny-lm", 4)
-        'sequential'
+        'thread'
     """
     if requested not in EXECUTORS:
         raise ValueError(f"unknown executor {requested!r}; expected one of {EXECUTORS}")
     specs = (user, assistant)
     if concurrency <= 1:
-        return "sequential"
-    if any(spec.startswith("transformers") for spec in specs):
         return "sequential"
     if requested != "auto":
         if requested == "process" and any(spec != "scripted" for spec in specs):

@@ -107,7 +107,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=positive_int,
         default=1,
         help="Conversations in flight (default 1). Threads for openai:/fake: agents, worker "
-        "processes for scripted ones, always 1 for transformers:.",
+        "processes for scripted ones; for transformers: threads whose steps share batches.",
     )
     parser.add_argument(
         "--executor",

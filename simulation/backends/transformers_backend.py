@@ -10,6 +10,12 @@ padding), greedy when `temperature == 0`, otherwise sampled from a torch RNG see
 inside `torch.random.fork_rng`, so the global RNG is left untouched. The same seed, inputs and
 `batch_size` give the same replies.
 
+Calls from several threads share the model: greedy calls with the same settings that arrive
+while the model is busy (or within 20 ms of each other, once more than one thread uses the
+backend) are generated as one batch. So conversations simulated with `--concurrency C` run
+their steps as one padded `generate` call instead of C sequential ones. Greedy replies then
+depend on which prompts share a batch only through padding (rare near-ties of the argmax).
+
 Example:
     >>> from simulation.backends import get_backend
     >>> lm = get_backend("transformers:tiny-lm", batch_size=8)  # doctest: +SKIP
@@ -20,6 +26,8 @@ Example:
 from __future__ import annotations
 
 import threading
+import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from simulation.backends.base import BackendError, BaseChatBackend
@@ -31,6 +39,18 @@ if TYPE_CHECKING:
 __all__ = ["TransformersBackend"]
 
 _EXPECTED = "'transformers:<model>' with a model name (tiny-lm, smollm2-135m) or a local path"
+_GATHER_SECONDS = 0.02
+
+
+@dataclass
+class _Request:
+    """One caller's prompts waiting for the model, and where its replies go."""
+
+    prompts: list[str]
+    key: tuple
+    replies: list[str] = field(default_factory=list)
+    error: BaseException | None = None
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 @register_backend("transformers")
@@ -76,6 +96,9 @@ class TransformersBackend(BaseChatBackend):
         self._tokenizer: Any = None
         self._load_lock = threading.Lock()
         self._generate_lock = threading.Lock()  # one forward pass at a time per model
+        self._queue: list[_Request] = []  # prompts of concurrent callers, batched together
+        self._queue_lock = threading.Lock()
+        self._callers: set[int] = set()  # threads that have called generate
 
     def load(self) -> None:
         """Load model and tokenizer now (otherwise done at the first `generate`).
@@ -121,18 +144,74 @@ class TransformersBackend(BaseChatBackend):
             self._tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False)
             for c in conversations
         ]
+        # Greedy calls with the same settings from other threads (conversations simulated
+        # at the same time) join one batch; a sampled call keeps its own seed, so it runs alone.
+        key = (max_new_tokens, temperature, seed if temperature > 0 else None, tuple(stop))
+        request = _Request(prompts, key)
+        with self._queue_lock:
+            self._callers.add(threading.get_ident())
+            self._queue.append(request)
+            shared = temperature == 0 and len(self._callers) > 1
+        while not request.done.is_set():
+            with self._generate_lock:
+                if request.done.is_set():
+                    break
+                if shared:
+                    self._gather(len(prompts))
+                self._run_queued(request.key)
+        if request.error is not None:
+            raise request.error
+        return request.replies
+
+    def _gather(self, have: int) -> None:
+        # Wait a moment for the other conversations to reach the model too (their user and
+        # tool steps take milliseconds; a forward pass takes far longer).
+        deadline = time.monotonic() + _GATHER_SECONDS
+        while time.monotonic() < deadline:
+            with self._queue_lock:
+                if sum(len(r.prompts) for r in self._queue) >= self.batch_size:
+                    return
+            time.sleep(_GATHER_SECONDS / 10)
+
+    def _run_queued(self, key: tuple) -> None:
+        """Generate for every queued request with ``key`` (the caller's), in batches."""
+        with self._queue_lock:
+            batch = [r for r in self._queue if r.key == key]
+            self._queue = [r for r in self._queue if r.key != key]
+        max_new_tokens, temperature, seed, stop = key
+        prompts = [p for r in batch for p in r.prompts]
+        try:
+            replies = self._generate_sorted(prompts, max_new_tokens, temperature, seed, list(stop))
+        except BaseException as error:  # every waiting caller gets the failure, not a hang
+            for request in batch:
+                request.error = error
+                request.done.set()
+            raise
+        start = 0
+        for request in batch:
+            request.replies = replies[start : start + len(request.prompts)]
+            start += len(request.prompts)
+            request.done.set()
+
+    def _generate_sorted(
+        self,
+        prompts: list[str],
+        max_new_tokens: int,
+        temperature: float,
+        seed: int | None,
+        stop: list[str],
+    ) -> list[str]:
         lengths = [len(ids) for ids in self._tokenizer(prompts, add_special_tokens=False).input_ids]
         order = sorted(range(len(prompts)), key=lambda i: lengths[i])
         replies: list[str] = [""] * len(prompts)
-        with self._generate_lock:
-            for start in range(0, len(order), self.batch_size):
-                chunk = order[start : start + self.batch_size]
-                chunk_seed = None if seed is None else seed + start
-                texts = self._generate_batch(
-                    [prompts[i] for i in chunk], max_new_tokens, temperature, chunk_seed, stop
-                )
-                for i, text in zip(chunk, texts, strict=True):
-                    replies[i] = text
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            chunk_seed = None if seed is None else seed + start
+            texts = self._generate_batch(
+                [prompts[i] for i in chunk], max_new_tokens, temperature, chunk_seed, stop
+            )
+            for i, text in zip(chunk, texts, strict=True):
+                replies[i] = text
         return replies
 
     def _generate_batch(

@@ -122,7 +122,7 @@ def test_executor_choice_and_shard_parsing() -> None:
     # scripted pairs use processes, remote backends threads, transformers never runs parallel
     assert choose_executor("scripted", "scripted", 4) == "process"
     assert choose_executor("scripted", "fake:", 4) == "thread"
-    assert choose_executor("transformers:tiny-lm", "scripted", 4) == "sequential"
+    assert choose_executor("transformers:tiny-lm", "scripted", 4) == "thread"
     assert choose_executor("scripted", "scripted", 1) == "sequential"
     assert parse_shard(" 1 / 4 ") == (1, 4)
     jobs = plan_jobs(["a", "b", "c"], repetitions=1)

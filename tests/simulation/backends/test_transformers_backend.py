@@ -110,6 +110,44 @@ def test_batch_size_splits_and_order_is_restored(tiny, monkeypatch):
     assert all(f"user\n{p}<|im_end|>" in r for p, r in zip(prompts, replies, strict=True))
 
 
+def test_concurrent_greedy_calls_share_batches(tiny, monkeypatch):
+    import threading
+
+    batches, started = [], threading.Barrier(6)
+
+    def echo(prompts, *args):
+        batches.append(len(prompts))
+        return prompts  # the reply is its chat-templated prompt: routing is visible
+
+    prompts = [f"Customer {i}: where is order A-{1000 + i}?" for i in range(6)]
+    monkeypatch.setattr(tiny, "_generate_batch", echo)
+    replies = [None] * 6
+
+    def conversation(i: int) -> None:
+        started.wait()  # six conversations reach the model at the same point
+        replies[i] = tiny.complete([prompts[i]], max_new_tokens=8)[0]
+
+    threads = [threading.Thread(target=conversation, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)  # nobody left waiting
+    # fewer forward passes than callers, every prompt generated once, each reply its own
+    assert len(batches) < 6 and sum(batches) == 6
+    assert all(f"user\n{p}<|im_end|>" in r for p, r in zip(prompts, replies, strict=True))
+
+
+def test_a_failed_shared_batch_reaches_every_caller(tiny, monkeypatch):
+    def broken(prompts, *args):
+        raise RuntimeError("device lost")
+
+    monkeypatch.setattr(tiny, "_generate_batch", broken)
+    with pytest.raises(RuntimeError, match="device lost"):
+        tiny.complete(["x"], max_new_tokens=4)
+    assert tiny._queue == []  # nothing left waiting for a model that failed
+
+
 @pytest.mark.slow
 def test_smollm2_answers_sensibly_and_batching_matches_one_by_one():
     backend = get_backend("transformers:smollm2-135m", batch_size=4)

@@ -1,0 +1,59 @@
+"""Online evaluation with a transformers: assistant: conversations/s at concurrency 1, 4 and 8.
+
+The conversations of one run share the in-process model; at concurrency C their steps are
+generated as one padded batch (`simulation.backends.transformers_backend`). Measured side by
+side in one process on the same scenarios (the mock domain's, repeated as trials), each
+conversation capped at 2 user turns (the assistant's default 384 new tokens per step), so
+every configuration does the same work. `MADS_BENCH_ONLINE_MODEL` picks the model (default
+smollm2-135m, set up when missing; `tiny-lm` for a quick run).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from mads_bench.catalog import load_domain
+from simulation.backends import get_backend
+from simulation.parallel import SimulationSettings
+from simulation.runner import RunLimits
+from simulation.simulate_run import simulate_run
+
+TRIALS = 4  # 3 mock scenarios x 4 trials = 12 conversations per configuration
+CONCURRENCY = (1, 4, 8)
+
+
+def run() -> list[dict]:
+    from mads_bench.models import setup_models
+
+    model = os.environ.get("MADS_BENCH_ONLINE_MODEL", "smollm2-135m")
+    setup_models([model], progress=False)
+    spec = f"transformers:{model}"
+    backend = get_backend(spec, batch_size=8)
+    backend.load()
+    scenarios = load_domain("mock").scenarios
+    settings = SimulationSettings(assistant=spec, limits=RunLimits(max_turns=2))
+    rates = {}
+    with tempfile.TemporaryDirectory() as work:
+        for concurrency in CONCURRENCY:
+            out = Path(work) / f"c{concurrency}.jsonl"
+            start = time.perf_counter()
+            report = simulate_run(
+                scenarios, out, settings=settings, repetitions=TRIALS,
+                concurrency=concurrency, backends={spec: backend}, progress=False,
+                max_failures=None,
+            )  # fmt: skip
+            rates[concurrency] = report.written / (time.perf_counter() - start)
+    note = f"{model}, mock scenarios x {TRIALS} trials, 2 user turns, greedy, CPU"
+    rows = [
+        {"measure": f"online conversations/s at concurrency {c}", "value": rates[c],
+         "unit": "conv/s", "note": note if c == 1 else ""}
+        for c in CONCURRENCY
+    ]  # fmt: skip
+    rows.append(
+        {"measure": "online speed-up at concurrency 8", "value": rates[8] / rates[1], "unit": "x",
+         "note": "steps of concurrent conversations generated as one batch"}
+    )  # fmt: skip
+    return rows
