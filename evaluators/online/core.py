@@ -156,10 +156,15 @@ def _trial(trajectory_id: str) -> int:
 
 
 def _outcome_told(trajectory: Trajectory) -> bool:
-    """The last say follows the last successful tool result and repeats one of its values."""
+    """The last readable say follows the last successful tool result and repeats one of its
+    values (a malformed step told the user nothing)."""
     messages = trajectory.messages
     results = [i for i, m in enumerate(messages) if m.tool_result is not None and m.tool_result.ok]
-    says = [i for i, m in enumerate(messages) if m.role == "assistant" and m.tool_call is None]
+    says = [
+        i
+        for i, m in enumerate(messages)
+        if m.role == "assistant" and m.tool_call is None and not m.parse_problems
+    ]
     if not says:
         return False
     if not results:
