@@ -141,7 +141,7 @@ def run_demo(
     seed: int = 0,
 ) -> str:
     """Run the whole loop and return the markdown report (also written to ``OUT/REPORT.md``)."""
-    from mads_bench.catalog import domain_names, load_domain
+    from mads_bench.catalog import load_all_scenarios
     from mads_bench.datasets import build_dataset, save_dataset
     from mads_bench.models import setup_models
     from mads_bench.training.pipeline import run_sft_then_grpo
@@ -162,7 +162,7 @@ def run_demo(
     _say(f"simulating {conversations_per_scenario} conversations per hand-written scenario")
     trajectories = out / "trajectories.jsonl"
     simulated = simulate_run(
-        [s for name in domain_names() if name != "mock" for s in load_domain(name).scenarios],
+        load_all_scenarios(),
         trajectories,
         settings=SimulationSettings(seed=seed),
         repetitions=conversations_per_scenario,

@@ -109,9 +109,9 @@ def conversation_outcome(
         `OnlineOutcome`: the three parts, partial credit and the counts.
     """
     context = Context(trajectory, scenario)
-    check = TaskSuccessChecker(embedder).check(context)
+    replay = replay_gold(context)  # made once, for the check and for `blocked`
+    check = TaskSuccessChecker(embedder).check(context, replay=replay)
     reasons = resolve(check, None).reasons
-    replay = replay_gold(context)
     blocked = scenario.impossible or bool(replay.refusals)
     state = not any(marker in reason for reason in reasons for marker in _STATE)
     told = not any(marker in reason for reason in reasons for marker in _TOLD)

@@ -28,7 +28,7 @@ import re
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, transcript
 from simulation.validator.embedding import Embedder
 from simulation.validator.faithfulness import _COMPLETION_CLAIM
-from simulation.validator.state import StateComparison, compare_states, replay_gold
+from simulation.validator.state import GoldReplay, StateComparison, compare_states, replay_gold
 
 EXPLAIN_MIN = 0.55
 BAND = 0.1
@@ -80,13 +80,16 @@ class TaskSuccessChecker:
     def __init__(self, embedder: Embedder | None = None) -> None:
         self.embedder = embedder or Embedder()
 
-    def check(self, context: Context, *, judged: bool = False) -> CheckResult:
-        """Check one trajectory; ``judged`` adds the success-criteria question for a judge."""
+    def check(
+        self, context: Context, *, judged: bool = False, replay: GoldReplay | None = None
+    ) -> CheckResult:
+        """Check one trajectory; ``judged`` adds the success-criteria question for a judge;
+        ``replay`` is the gold replay when the caller already made it."""
         result = CheckResult()
         trajectory, scenario = context.trajectory, context.scenario
         if trajectory.end_reason in ("loop", "error"):
             result.fail(f"conversation: ended_badly: the run ended with {trajectory.end_reason!r}")
-        replay = replay_gold(context)
+        replay = replay or replay_gold(context)
         blocked = scenario.impossible or bool(replay.refusals)
         if trajectory.final_state is None:
             result.fail("conversation: no_final_state: the trajectory has no final backend state")
