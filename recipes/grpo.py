@@ -95,6 +95,7 @@ def main(
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     result.metrics["peak_rss_mb"] = peak_rss_mb()
+    result.metrics["bf16"] = training_args.bf16
     trainer.log_metrics("train", result.metrics)
     trainer.save_metrics("train", result.metrics)
     trainer.save_state()

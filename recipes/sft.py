@@ -86,6 +86,7 @@ def main(
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     result.metrics["peak_rss_mb"] = peak_rss_mb()
+    result.metrics["bf16"] = training_args.bf16
     if chains is not None:
         result.metrics["steps_per_sequence"] = round(chains.steps_per_sequence, 3)
     trainer.log_metrics("train", result.metrics)

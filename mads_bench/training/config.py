@@ -62,6 +62,10 @@ class MadsScriptArguments(ScriptArguments):
             layers only (peft's `layers_to_transform`; every layer of a model with N or fewer).
             The backward pass then stops at the lowest adapted layer, which roughly halves a
             CPU step; None adapts every layer.
+        native_bf16 (`bool`): With `use_cpu`, train in bf16 autocast (and compute 4-bit layers
+            in bf16) when this CPU runs bf16 natively (`mads_bench.precision.native_bf16`:
+            avx512_bf16 or AMX), in float32 otherwise. Same as passing `--bf16 true` on such
+            a machine; `bf16: true` in the YAML forces bf16 everywhere.
     """
 
     dataset_revision: str | None = field(
@@ -83,6 +87,10 @@ class MadsScriptArguments(ScriptArguments):
     lora_top_layers: int | None = field(
         default=None,
         metadata={"help": "LoRA on the last N decoder layers only (default: every layer)."},
+    )
+    native_bf16: bool = field(
+        default=False,
+        metadata={"help": "With use_cpu: bf16 autocast where this CPU runs bf16 natively."},
     )
 
 
@@ -185,11 +193,22 @@ def run_recipe_main(main: Callable[[Any, Any, Any], None], parser: TrlParser) ->
         except ValueError as error:  # TRL's and transformers' checks of the settings
             raise UsageError(_one_line(error)) from error
         check_recipe_args(script_args, model_args)
+        if _wants_native_bf16(script_args, training_args):
+            script_args, training_args, model_args = parser.parse_args_and_config(
+                [*sys.argv[1:], "--bf16", "true"]
+            )
         main(script_args, training_args, model_args)
     except (MadsBenchError, OSError) as error:
         print(f"error: {_one_line(error)}", file=sys.stderr)
         return 2
     return 0
+
+
+def _wants_native_bf16(script_args: Any, training_args: Any) -> bool:
+    from mads_bench.precision import native_bf16
+
+    asked = getattr(script_args, "native_bf16", False) and training_args.use_cpu
+    return bool(asked and not training_args.bf16 and native_bf16("cpu"))
 
 
 def _one_line(error: BaseException) -> str:

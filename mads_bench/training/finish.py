@@ -103,7 +103,9 @@ def save_and_publish(
     if not trainer.accelerator.is_main_process:
         return out
     trainer.processing_class.save_pretrained(str(out))
-    quantization = build_quantization_config(model_args, use_cpu=training_args.use_cpu)
+    quantization = build_quantization_config(
+        model_args, use_cpu=training_args.use_cpu, bf16=training_args.bf16
+    )
     if quantization is not None:  # inference rebuilds the exact QLoRA policy from it
         save_base_quantization(quantization, out)
     card = render_model_card(

@@ -52,7 +52,7 @@ def _dtype(name: str | None, use_cpu: bool) -> torch.dtype | str:
 
 
 def build_quantization_config(
-    model_args: ModelConfig, *, use_cpu: bool
+    model_args: ModelConfig, *, use_cpu: bool, bf16: bool = False
 ) -> BitsAndBytesConfig | None:
     """Turn `ModelConfig`'s 4-bit / 8-bit switches into a `BitsAndBytesConfig`.
 
@@ -60,6 +60,8 @@ def build_quantization_config(
         model_args (`trl.ModelConfig`): `load_in_4bit`, `load_in_8bit`, `bnb_4bit_quant_type`,
             `use_bnb_nested_quant`, `bnb_4bit_quant_storage`, `dtype` (compute dtype).
         use_cpu (`bool`): Compute in float32 when the dtype is unset or `auto`.
+        bf16 (`bool`): Training runs in bf16 autocast (`TrainingArguments.bf16`): the 4-bit
+            layers compute in bf16 too, whatever the weights dtype.
 
     Returns:
         `BitsAndBytesConfig | None`: None when neither switch is on.
@@ -72,7 +74,7 @@ def build_quantization_config(
         return BitsAndBytesConfig(load_in_8bit=True)
     if not model_args.load_in_4bit:
         return None
-    compute = _dtype(model_args.dtype, use_cpu)
+    compute = torch.bfloat16 if bf16 else _dtype(model_args.dtype, use_cpu)
     return BitsAndBytesConfig(
         load_in_4bit=True,
         bnb_4bit_quant_type=model_args.bnb_4bit_quant_type,
@@ -113,7 +115,9 @@ def load_model_and_tokenizer(
     tokenizer = load_tokenizer(path, padding_side=padding_side)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    quantization = build_quantization_config(model_args, use_cpu=training_args.use_cpu)
+    quantization = build_quantization_config(
+        model_args, use_cpu=training_args.use_cpu, bf16=training_args.bf16
+    )
     kwargs: dict[str, Any] = {"dtype": _dtype(model_args.dtype, training_args.use_cpu)}
     if quantization is not None:
         kwargs["quantization_config"] = quantization

@@ -4,7 +4,8 @@ Each stage is the real recipe under `accelerate launch` in a subprocess (the way
 it), so this is exactly `recipes/sft.py` then `recipes/grpo.py --sft_adapter_path <sft out>`.
 The summary holds, per stage, the output folder, steps, seconds per step (the trainer's
 `train_runtime / global_step`, model loading excluded), the peak RSS of the training process,
-the wall time of the launch, and for GRPO the mean total reward of the first and last step.
+the wall time of the launch, whether it trained in bf16 (`native_bf16`), and for GRPO the mean
+total reward of the first and last step.
 
 Example:
     >>> summary = run_sft_then_grpo("outputs/demo/dataset", "outputs/demo")  # doctest: +SKIP
@@ -49,6 +50,7 @@ def _stage_summary(output_dir: Path, wall_s: float) -> dict[str, Any]:
         "steps": steps,
         "seconds_per_step": round(metrics["train_runtime"] / max(steps, 1), 3),
         "peak_rss_mb": metrics.get("peak_rss_mb"),
+        "bf16": bool(metrics.get("bf16", False)),
         "wall_s": round(wall_s, 1),
     }
     if "steps_per_sequence" in metrics:  # SFT with merge_step_chains
