@@ -65,7 +65,9 @@ class L1Step:
 
 
 @dataclass
-class _StepScore:
+class StepScore:
+    """One step's L-1 parts; `aggregate_l1` turns a list of them into the metrics."""
+
     step: L1Step
     action: Action | None
     gold_type: str
@@ -79,9 +81,9 @@ class _StepScore:
     semantic: float | None = None
 
 
-def _score_step(step: L1Step) -> _StepScore:
+def _score_step(step: L1Step) -> StepScore:
     gold, action = step.gold, as_action(step.prediction)
-    score = _StepScore(step, action, gold.type, None if action is None else action.type)
+    score = StepScore(step, action, gold.type, None if action is None else action.type)
     predicted_tool = action is not None and action.type == "tool"
     same_name = predicted_tool and gold.type == "tool" and action.name == gold.tool_name
     score.name_tp = int(same_name)
@@ -107,7 +109,8 @@ def _score_step(step: L1Step) -> _StepScore:
     return score
 
 
-def _aggregate(scores: list[_StepScore]) -> dict[str, Any]:
+def aggregate_l1(scores: Sequence[StepScore]) -> dict[str, Any]:
+    """The L-1 metrics of a set of step scores (any subset or resample of a report's)."""
     recalls = {}
     for kind in ("tool", "say"):
         of_kind = [s for s in scores if s.gold_type == kind]
@@ -142,9 +145,11 @@ class L1Report:
     overall: dict[str, Any]
     by_domain: dict[str, dict[str, Any]] = field(default_factory=dict)
     by_complexity: dict[str, dict[str, Any]] = field(default_factory=dict)
+    steps: list[StepScore] = field(default_factory=list, repr=False)
+    """The scored steps, in input order (for resampling; not part of `to_dict`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
+        """JSON-ready dict (metrics only)."""
         return {
             "overall": self.overall,
             "by_domain": self.by_domain,
@@ -195,9 +200,12 @@ def score_l1(steps: Sequence[L1Step], *, similarity: PairSimilarity | None = Non
         for s, value in zip(said, values, strict=True):
             s.semantic = value
     return L1Report(
-        overall=_aggregate(scores),
-        by_domain={k: _aggregate(v) for k, v in group_by(scores, lambda s: s.step.domain).items()},
+        steps=scores,
+        overall=aggregate_l1(scores),
+        by_domain={
+            k: aggregate_l1(v) for k, v in group_by(scores, lambda s: s.step.domain).items()
+        },
         by_complexity={
-            k: _aggregate(v) for k, v in group_by(scores, lambda s: s.step.complexity).items()
+            k: aggregate_l1(v) for k, v in group_by(scores, lambda s: s.step.complexity).items()
         },
     )
