@@ -62,6 +62,10 @@ def _done_keys(path: Path) -> set[tuple[str, int, int]]:
         return {row_key(json.loads(line)) for line in handle if line.strip()}
 
 
+def _prompt_chars(row: dict[str, Any]) -> int:
+    return sum(len(str(message.get("content") or "")) for message in row["prompt"])
+
+
 def _batches(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
@@ -83,7 +87,8 @@ def predict_steps(
     Args:
         rows: ``grpo`` rows (dicts with ``prompt`` and the gold columns).
         backend: a :class:`simulation.backends.ChatBackend`.
-        out: predictions JSONL; existing rows are kept and skipped (resume).
+        out: predictions JSONL; existing rows are kept and skipped (resume). Rows are
+            generated, and written, shortest prompt first (batches of similar lengths).
         style: ``pre_act`` or ``react`` prompting (the system message is restyled).
         batch_size: prompts per ``generate`` call.
         max_new_tokens: generation budget per step.
@@ -96,7 +101,9 @@ def predict_steps(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = _done_keys(out)
-    todo = [r for r in rows if row_key(r) not in done]
+    # Batches of prompts of similar length waste less padding (prefill is most of the cost on
+    # CPU); rows are written in that order, each with its key.
+    todo = sorted((r for r in rows if row_key(r) not in done), key=_prompt_chars)
     skipped = len(done)
     bar = tqdm(total=len(todo), desc="predict", unit="step", disable=not progress)
     written = 0
