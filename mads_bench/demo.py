@@ -2,9 +2,12 @@
 
 ``mads-bench demo`` (and ``make demo``) runs every stage of the loop on this machine with the
 scripted simulator and the CPU demo model (SmolLM2-135M-Instruct), evaluates the base model and
-the trained adapter on the same held-out conversations, and writes ``OUT/REPORT.md``. Each stage
-says what it does as it goes; stages whose output exists are reused, so an interrupted demo
-resumes (delete ``OUT`` to start over).
+the trained policy on the same held-out steps (whole test conversations, every domain, the
+held-out home-services domain first), and writes ``OUT/REPORT.md`` and ``OUT/REPORT.json``:
+each figure before and after with a 95% paired bootstrap CI of the difference (resampling
+conversations), the held-out sample, stage seconds, seconds per step, peak RSS and bf16 use of
+each training stage. Each stage says what it does as it goes; stages whose output exists are
+reused, so an interrupted demo resumes (delete ``OUT`` to start over).
 """
 
 from __future__ import annotations
@@ -12,38 +15,79 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evaluators.l1.core import aggregate_l1
 from mads_bench.adapters import is_adapter_folder
+from mads_bench.files import atomic_write_text
 
-L1_FIGURES = (
-    ("action_recall_macro", "action-type recall (macro)"),
-    ("tool_name_f1", "tool-name F1"),
-    ("param_exact_match", "parameter exact match"),
-    ("answer_token_f1", "answer token F1"),
-    ("semantic_similarity", "semantic similarity"),
+FIGURES = (  # (REPORT.json key, label); each is scored per step and resampled by conversation
+    ("format_validity", "L-1 Pre-Act format validity"),
+    ("action_recall_macro", "L-1 action-type recall (macro)"),
+    ("tool_name_f1", "L-1 tool-name F1"),
+    ("param_exact_match", "L-1 parameter exact match"),
+    ("answer_token_f1", "L-1 answer token F1"),
+    ("semantic_similarity", "L-1 semantic similarity"),
+    ("l2_success_rate", "L-2 success rate"),
 )
+HEADLINE = ("format_validity", "action_recall_macro")
+"""The figures the demo's training is chosen to move (issue: CIs that exclude zero)."""
 
 
 def _say(message: str) -> None:
     print(f"\n[mads-bench demo] {message}", flush=True)
 
 
-def eval_rows(dataset: Path, conversations: int, seed: int) -> list[dict[str, Any]]:
-    """All test steps of a seeded sample of held-out conversations (whole, for L-2)."""
+def eval_rows(
+    dataset: Path, conversations: int, seed: int, *, min_steps: int = 40
+) -> list[dict[str, Any]]:
+    """All test steps of a seeded sample of held-out conversations (whole, for L-2).
+
+    Domains take turns (each shuffled with `seed`, the largest first: the held-out domain
+    has the most test conversations), so a sample of 6 or more spans every domain. Once
+    `conversations` are taken, more are added until the sample holds `min_steps` steps.
+    """
     from mads_bench.datasets import load_mads_dataset
 
     rows = load_mads_dataset(str(dataset), "grpo", split="test").to_list()
-    ids = sorted({r["conversation_id"] for r in rows})
-    chosen = set(random.Random(seed).sample(ids, min(conversations, len(ids))))
+    by_domain: dict[str, list[str]] = defaultdict(list)
+    steps: Counter[str] = Counter()
+    for row in rows:
+        if row["conversation_id"] not in steps:
+            by_domain[row["domain"]].append(row["conversation_id"])
+        steps[row["conversation_id"]] += 1
+    rng = random.Random(seed)
+    queues = []
+    for domain in sorted(by_domain, key=lambda d: (-len(by_domain[d]), d)):
+        ids = sorted(by_domain[domain])
+        rng.shuffle(ids)
+        queues.append(ids)
+    order = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+    chosen: set[str] = set()
+    for cid in order:
+        if len(chosen) >= conversations and sum(steps[c] for c in chosen) >= min_steps:
+            break
+        chosen.add(cid)
     return [r for r in rows if r["conversation_id"] in chosen]
+
+
+@dataclass
+class Evaluation:
+    """One model's predictions on the evaluation rows, scored: per step and per conversation."""
+
+    l1: dict[str, Any]
+    l2: dict[str, Any]
+    steps: dict[tuple, Any]  # (conversation, turn, step) -> evaluators.l1.core.StepScore
+    conversations: dict[str, float]  # conversation -> L-2 score
 
 
 def evaluate_model(
     model: str, rows: list[dict[str, Any]], predictions: Path, max_new_tokens: int
-) -> dict[str, Any]:
-    """Predict every row with ``transformers:<model>`` and score L-1 and L-2."""
+) -> Evaluation:
+    """Predict every row with `transformers:<model>` (batched, bf16 where native) and score."""
     from evaluators.l1.core import score_l1
     from evaluators.l2.core import score_l2
     from evaluators.predict import predict_steps
@@ -51,12 +95,50 @@ def evaluate_model(
     from evaluators.step_predictions import l1_steps, l2_steps, read_rows
     from simulation.backends import get_backend
 
-    backend = get_backend(f"transformers:{model}", batch_size=4)
+    backend = get_backend(f"transformers:{model}", batch_size=8)
     predict_steps(rows, backend, predictions, max_new_tokens=max_new_tokens)
     scored = read_rows(predictions)
-    l1 = score_l1(l1_steps(scored), similarity=SentenceSimilarity("mpnet")).to_dict()
-    l2 = score_l2(l2_steps(scored)).to_dict()
-    return {"l1": l1["overall"], "l2": l2["overall"]}
+    l1 = score_l1(l1_steps(scored), similarity=SentenceSimilarity("mpnet"))
+    l2 = score_l2(l2_steps(scored))
+    keys = [(r["conversation_id"], r["turn_index"], r["step_index"]) for r in scored]
+    return Evaluation(
+        l1=l1.overall,
+        l2=l2.overall,
+        steps=dict(zip(keys, l1.steps, strict=True)),
+        conversations={c.conversation_id: c.score for c in l2.conversations},
+    )
+
+
+def _format_validity(scores: list) -> float | None:
+    return None if not scores else 1 - aggregate_l1(scores)["unreadable_rate"]
+
+
+def compare(before: Evaluation, after: Evaluation, *, seed: int = 0) -> dict[str, dict]:
+    """Each figure before and after, with a 95% paired bootstrap CI of the difference.
+
+    Resampling unit: the held-out conversation (all its steps), 2,000 resamples.
+    """
+    from evaluators.bootstrap import paired_bootstrap
+
+    step_units = defaultdict(lambda: ([], []))
+    for key, score in before.steps.items():
+        step_units[key[0]][0].append(score)
+        step_units[key[0]][1].append(after.steps[key])
+    units = [step_units[c] for c in sorted(step_units)]
+    figures = {}
+    for key, _ in FIGURES:
+        if key == "l2_success_rate":
+            shared = sorted(before.conversations)
+            pairs = [([before.conversations[c]], [after.conversations[c]]) for c in shared]
+            result = paired_bootstrap(pairs, lambda xs: sum(xs) / len(xs), seed=seed)
+        elif key == "format_validity":
+            result = paired_bootstrap(units, _format_validity, seed=seed)
+        else:
+            result = paired_bootstrap(
+                units, lambda xs, k=key: aggregate_l1(xs)[k] if xs else None, seed=seed
+            )
+        figures[key] = result.to_dict()
+    return figures
 
 
 def _finished_training(
@@ -78,40 +160,55 @@ def _fmt(value: Any) -> str:
     return "n/a" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def render_report(out: Path, before: dict, after: dict, training: dict, timings: dict) -> str:
-    """The markdown report: before/after table, training figures, artefacts."""
+def render_report(out: Path, result: dict[str, Any]) -> str:
+    """The markdown report of `REPORT.json`'s content: figures with CIs, training, stages."""
+    held = result["held_out"]
+    domains = ", ".join(f"{d} {n}" for d, n in sorted(held["domains"].items()))
     lines = [
         "# mads-bench demo report",
         "",
-        f"Held-out test conversations: {before['l2']['n_conversations']} "
-        f"({before['l1']['n_steps']} assistant steps), never seen in training.",
+        f"Held-out test conversations: {held['conversations']} ({held['steps']} assistant "
+        f"steps; by domain: {domains}), never seen in training. Compute: "
+        f"{'bf16 (native on this CPU)' if result['bf16'] else 'float32'}; CPU: {result['cpu']}.",
         "",
-        "| metric | base model | after SFT + GRPO |",
-        "| --- | --- | --- |",
+        "| metric | base model | after SFT + GRPO | difference | 95% CI of the difference |",
+        "| --- | --- | --- | --- | --- |",
     ]
-    for key, label in L1_FIGURES:
-        lines.append(f"| L-1 {label} | {_fmt(before['l1'][key])} | {_fmt(after['l1'][key])} |")
-    valid = {k: 1 - d["l1"]["unreadable_rate"] for k, d in (("b", before), ("a", after))}
-    lines.append(f"| L-1 Pre-Act format validity | {_fmt(valid['b'])} | {_fmt(valid['a'])} |")
-    lines.append(
-        f"| L-2 success rate | {_fmt(before['l2']['success_rate'])} "
-        f"| {_fmt(after['l2']['success_rate'])} |"
-    )
-    sft, grpo = training["sft"], training["grpo"]
+    for key, label in FIGURES:
+        f = result["figures"][key]
+        ci = "n/a" if f["ci_low"] is None else f"[{_fmt(f['ci_low'])}, {_fmt(f['ci_high'])}]"
+        mark = " *" if f["excludes_zero"] else ""
+        lines.append(
+            f"| {label} | {_fmt(f['before'])} | {_fmt(f['after'])} | {_fmt(f['delta'])}{mark} "
+            f"| {ci} |"
+        )
+    gained = [label for key, label in FIGURES if key in HEADLINE
+              and result["figures"][key]["excludes_zero"]
+              and result["figures"][key]["delta"] > 0]  # fmt: skip
     lines += [
         "",
-        "| training | steps | s/step | peak RSS (MB) | first → last |",
-        "| --- | --- | --- | --- | --- |",
+        "`*`: the CI excludes 0. Paired bootstrap over conversations (2,000 resamples): each "
+        "resample scores both models on the same conversations, all their steps.",
+        "",
+        f"**{'The trained agent is better' if len(gained) == len(HEADLINE) else 'No reliable gain'}"
+        f"**: {len(gained)} of the {len(HEADLINE)} headline figures (format validity, "
+        "action-type recall) gained with a CI above 0.",
+    ]
+    sft, grpo = result["training"]["sft"], result["training"]["grpo"]
+    lines += [
+        "",
+        "| training | steps | s/step | peak RSS (MB) | bf16 | first → last |",
+        "| --- | --- | --- | --- | --- | --- |",
         f"| SFT (QLoRA) | {sft['steps']} | {_fmt(sft['seconds_per_step'])} "
-        f"| {_fmt(sft.get('peak_rss_mb'))} | loss {_fmt(sft.get('loss_first'))} → "
-        f"{_fmt(sft.get('loss_last'))} |",
+        f"| {_fmt(sft.get('peak_rss_mb'))} | {sft.get('bf16', False)} "
+        f"| loss {_fmt(sft.get('loss_first'))} → {_fmt(sft.get('loss_last'))} |",
         f"| GRPO | {grpo['steps']} | {_fmt(grpo['seconds_per_step'])} "
-        f"| {_fmt(grpo.get('peak_rss_mb'))} | reward {_fmt(grpo.get('reward_first'))} → "
-        f"{_fmt(grpo.get('reward_last'))} |",
+        f"| {_fmt(grpo.get('peak_rss_mb'))} | {grpo.get('bf16', False)} "
+        f"| reward {_fmt(grpo.get('reward_first'))} → {_fmt(grpo.get('reward_last'))} |",
         "",
         "| stage | seconds |",
         "| --- | --- |",
-        *[f"| {stage} | {seconds:.0f} |" for stage, seconds in timings.items()],
+        *[f"| {stage} | {seconds:.0f} |" for stage, seconds in result["stages_s"].items()],
         "",
         "Artefacts:",
         f"- trajectories: `{out / 'trajectories.jsonl'}` (validated: `accepted.jsonl`, "
@@ -119,11 +216,10 @@ def render_report(out: Path, before: dict, after: dict, training: dict, timings:
         f"- dataset (trajectories / sft / grpo, card): `{out / 'dataset'}`",
         f"- SFT adapter: `{sft['output_dir']}`; GRPO adapter: `{grpo['output_dir']}`",
         f"- predictions: `{out / 'predictions_base.jsonl'}`, `{out / 'predictions_trained.jsonl'}`",
+        f"- this report as JSON: `{out / 'REPORT.json'}`",
         "",
-        f"{sft['steps']} SFT and {grpo['steps']} GRPO steps on 2 CPU cores run every stage for "
-        "real but are too few to move the scores reliably (and a handful of held-out steps",
-        "is a noisy measure): the paper's Qwen2.5-7B/32B configs are in `recipes/`; raise "
-        "--sft-steps/--grpo-steps/--eval-conversations on a GPU.",
+        "The CPU demo trains SmolLM2-135M for minutes; the paper's Qwen2.5-7B/32B configs are in "
+        "`recipes/`. Raise --sft-steps/--grpo-steps/--eval-conversations on a GPU.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -133,17 +229,19 @@ def run_demo(
     *,
     model: str = "smollm2-135m",
     conversations_per_scenario: int = 3,
-    sft_steps: int = 30,
+    sft_steps: int = 40,
     grpo_steps: int = 2,
-    eval_conversations: int = 2,
+    eval_conversations: int = 6,
+    min_eval_steps: int = 40,
     max_new_tokens: int = 192,
     context: str = "compact",
     seed: int = 0,
 ) -> str:
-    """Run the whole loop and return the markdown report (also written to ``OUT/REPORT.md``)."""
+    """Run the whole loop; write `OUT/REPORT.md` and `OUT/REPORT.json`; return the markdown."""
     from mads_bench.catalog import load_all_scenarios
     from mads_bench.datasets import build_dataset, save_dataset
     from mads_bench.models import setup_models
+    from mads_bench.precision import describe_cpu, native_bf16
     from mads_bench.training.pipeline import run_sft_then_grpo
     from simulation.parallel import SimulationSettings
     from simulation.simulate_run import simulate_run, summary_tables
@@ -154,7 +252,7 @@ def run_demo(
     timings: dict[str, float] = {}
 
     def stage(name: str, started: float) -> None:
-        timings[name] = time.perf_counter() - started
+        timings[name] = round(time.perf_counter() - started, 1)
 
     started = time.perf_counter()
     _say("offline models (idempotent)")
@@ -183,7 +281,7 @@ def run_demo(
     print(built.report.selection.summary())
     stage("simulate + validate + dataset", started)
 
-    rows = eval_rows(dataset, eval_conversations, seed)
+    rows = eval_rows(dataset, eval_conversations, seed, min_steps=min_eval_steps)
     started = time.perf_counter()
     _say(f"evaluating the base model on {len(rows)} held-out steps")
     before = evaluate_model(model, rows, out / "predictions_base.jsonl", max_new_tokens)
@@ -203,7 +301,7 @@ def run_demo(
             log=_say,
         )
         training["model"] = model
-        summary_file.write_text(json.dumps(training, indent=2))
+        atomic_write_text(summary_file, json.dumps(training, indent=2))
     else:
         _say(f"training: reusing the finished run in {out / 'train'} ({summary_file.name})")
     stage("SFT + GRPO", started)
@@ -214,8 +312,25 @@ def run_demo(
     after = evaluate_model(trained, rows, out / "predictions_trained.jsonl", max_new_tokens)
     stage("evaluate trained model", started)
 
-    report = render_report(out, before, after, training, timings)
-    (out / "REPORT.md").write_text(report)
-    _say(f"report written to {out / 'REPORT.md'}")
+    result = {
+        "model": model,
+        "figures": compare(before, after, seed=seed),
+        "held_out": {
+            "conversations": len(before.conversations),
+            "steps": len(rows),
+            "domains": dict(Counter(r["domain"] for r in rows)),
+        },
+        "bf16": native_bf16("cpu"),
+        "cpu": describe_cpu(),
+        "stages_s": timings,
+        "training": {
+            name: {k: v for k, v in training[name].items() if k != "rewards"}
+            for name in ("sft", "grpo")
+        },
+    }
+    report = render_report(out, result)
+    atomic_write_text(out / "REPORT.json", json.dumps(result, indent=2) + "\n")
+    atomic_write_text(out / "REPORT.md", report)
+    _say(f"report written to {out / 'REPORT.md'} (and REPORT.json)")
     print(report)
     return report

@@ -4,47 +4,113 @@ import json
 
 import pytest
 
-from mads_bench.demo import _finished_training, render_report, run_demo
+from evaluators.l1.core import L1Step
+from evaluators.step_scoring import GoldAction
+from mads_bench.demo import (
+    FIGURES,
+    HEADLINE,
+    Evaluation,
+    _finished_training,
+    compare,
+    eval_rows,
+    render_report,
+    run_demo,
+)
 
 
-def _scores(recall, success):
-    l1 = {
-        "n_steps": 10,
-        "action_recall_macro": recall,
-        "tool_name_f1": 0.5,
-        "param_exact_match": None,
-        "answer_token_f1": 0.25,
-        "semantic_similarity": 0.4,
-        "unreadable_rate": 0.2,
-    }
-    return {"l1": l1, "l2": {"n_conversations": 2, "success_rate": success}}
+def _step(gold_type, predicted):
+    gold = (
+        GoldAction.from_columns("tool", "get_order", '{"order_id": "A-1"}')
+        if gold_type == "tool"
+        else GoldAction.from_columns("say", say="Your order has shipped.")
+    )
+    text = {
+        "tool": '<think>t</think><action type="tool">{"name": "get_order", '
+        '"arguments": {"order_id": "A-1"}}</action>',
+        "say": '<think>t</think><action type="say">Your order has shipped.</action>',
+        None: "3. Call the repair company. 4. Call the repair company.",
+    }[predicted]
+    return L1Step(text, gold)
 
 
-def test_report_shows_before_after_and_training(tmp_path):
-    training = {
-        "sft": {
-            "output_dir": "o/sft",
-            "steps": 3,
-            "seconds_per_step": 1.5,
-            "peak_rss_mb": 900,
-            "loss_first": 2.0,
-            "loss_last": 1.0,
+def _evaluation(predicted_by_conversation):
+    from evaluators.l1.core import score_l1
+
+    steps, conversations = {}, {}
+    for cid, pairs in predicted_by_conversation.items():
+        report = score_l1([_step(g, p) for g, p in pairs])
+        for i, score in enumerate(report.steps):
+            steps[(cid, 0, i)] = score
+        conversations[cid] = sum(g == p for g, p in pairs) / len(pairs)
+    return Evaluation(l1={}, l2={}, steps=steps, conversations=conversations)
+
+
+def test_compare_gives_paired_cis_that_exclude_zero_only_for_a_consistent_gain():
+    gold = [("tool", None), ("say", None), ("tool", None)]
+    before = _evaluation({f"c{i}": gold for i in range(8)})
+    fixed = [(g, g) for g, _ in gold]
+    after = _evaluation({f"c{i}": fixed for i in range(8)})
+    figures = compare(before, after)
+    validity = figures["format_validity"]
+    assert (validity["before"], validity["after"], validity["delta"]) == (0.0, 1.0, 1.0)
+    assert validity["excludes_zero"] and validity["units"] == 8 and validity["items"] == 24
+    assert figures["action_recall_macro"]["ci_low"] == 1.0
+    # one conversation better, one worse, the rest equal: no reliable difference
+    mixed = {f"c{i}": gold for i in range(8)} | {"c0": fixed}
+    worse = {f"c{i}": gold for i in range(8)} | {"c1": fixed}
+    figures = compare(_evaluation(worse), _evaluation(mixed))
+    assert figures["format_validity"]["delta"] == 0.0
+    assert not figures["format_validity"]["excludes_zero"]
+
+
+def _result(before, after, low, high):
+    figure = {"before": before, "after": after, "delta": after - before, "ci_low": low,
+              "ci_high": high, "excludes_zero": low > 0 or high < 0}  # fmt: skip
+    na = {"before": None, "after": None, "delta": None, "ci_low": None, "ci_high": None,
+          "excludes_zero": False}  # fmt: skip
+    return {
+        "figures": {key: figure if key in HEADLINE else na for key, _ in FIGURES},
+        "held_out": {"conversations": 8, "steps": 45, "domains": {"home_services": 3}},
+        "bf16": True,
+        "cpu": "AMD EPYC, 2 cores, bf16 native",
+        "stages_s": {"x": 3.0},
+        "training": {
+            "sft": {"output_dir": "o/sft", "steps": 3, "seconds_per_step": 1.5,
+                    "peak_rss_mb": 900, "bf16": True, "loss_first": 2.0, "loss_last": 1.0},
+            "grpo": {"output_dir": "o/grpo", "steps": 2, "seconds_per_step": 4.0,
+                     "reward_first": 0.5, "reward_last": 0.75},
         },
-        "grpo": {
-            "output_dir": "o/grpo",
-            "steps": 2,
-            "seconds_per_step": 4.0,
-            "reward_first": 0.5,
-            "reward_last": 0.75,
-        },
-    }
-    report = render_report(tmp_path, _scores(0.25, 0.0), _scores(0.75, 0.5), training, {"x": 3.0})
-    assert "| L-1 action-type recall (macro) | 0.250 | 0.750 |" in report
-    assert "| L-1 Pre-Act format validity | 0.800 | 0.800 |" in report
-    assert "| L-2 success rate | 0.000 | 0.500 |" in report
-    assert "| L-1 parameter exact match | n/a | n/a |" in report
+    }  # fmt: skip
+
+
+def test_report_shows_figures_with_cis_training_and_the_verdict(tmp_path):
+    report = render_report(tmp_path, _result(0.25, 0.75, 0.3, 0.7))
+    assert "| L-1 action-type recall (macro) | 0.250 | 0.750 | 0.500 * | [0.300, 0.700] |" in report
+    assert "| L-1 parameter exact match | n/a | n/a | n/a | n/a |" in report
+    assert "45 assistant steps" in report and "bf16 (native on this CPU)" in report
+    assert "**The trained agent is better**: 2 of the 2" in report
     assert "loss 2.000 → 1.000" in report and "reward 0.500 → 0.750" in report
     assert "peak RSS" in report and "o/grpo" in report
+    report = render_report(tmp_path, _result(0.25, 0.35, -0.05, 0.3))
+    assert "**No reliable gain**: 0 of the 2" in report
+
+
+def test_eval_rows_span_every_domain_and_reach_the_step_floor(tmp_path):
+    from datasets import Dataset, DatasetDict
+
+    rows = []
+    for domain, count in (("home_services", 6), ("banking", 3), ("travel", 2)):
+        for c in range(count):
+            for step in range(2):
+                rows.append({"conversation_id": f"{domain}-{c}", "domain": domain,
+                             "turn_index": 0, "step_index": step})  # fmt: skip
+    DatasetDict({"test": Dataset.from_list(rows)}).save_to_disk(tmp_path / "grpo")
+    chosen = eval_rows(tmp_path, 3, seed=0, min_steps=0)
+    assert sorted({r["domain"] for r in chosen}) == ["banking", "home_services", "travel"]
+    assert len({r["conversation_id"] for r in chosen}) == 3
+    more = eval_rows(tmp_path, 3, seed=0, min_steps=13)
+    assert len(more) == 14 and len({r["conversation_id"] for r in more}) == 7
+    assert eval_rows(tmp_path, 3, seed=0, min_steps=0) == chosen  # seeded
 
 
 def test_a_finished_training_run_is_reused_only_when_it_matches(tmp_path):
@@ -79,4 +145,7 @@ def test_demo_runs_end_to_end_on_the_tiny_model(tmp_path):
     )
     assert (tmp_path / "demo" / "REPORT.md").read_text() == report
     assert "| L-2 success rate |" in report
+    result = json.loads((tmp_path / "demo" / "REPORT.json").read_text())
+    assert set(result["figures"]) == {key for key, _ in FIGURES}
+    assert result["held_out"]["steps"] >= 40 and result["held_out"]["conversations"] >= 6
     assert (tmp_path / "demo" / "train" / "grpo" / "adapter_config.json").is_file()

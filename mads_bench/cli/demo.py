@@ -16,8 +16,9 @@ _INT_OPTIONS = (  # (flag, run_demo parameter, help)
     (
         "--eval-conversations",
         "eval_conversations",
-        "Held-out conversations evaluated before and after",
+        "Held-out conversations evaluated before and after (domains take turns)",
     ),
+    ("--min-eval-steps", "min_eval_steps", "More conversations until this many held-out steps"),
     ("--max-new-tokens", "max_new_tokens", "Generation budget per predicted step"),
     ("--seed", "seed", "Seed of every stage"),
 )
@@ -28,8 +29,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "demo",
         help="Simulate, validate, build the dataset, SFT + GRPO the CPU demo model, "
         "evaluate before/after.",
-        description="Runs the main job offline on this machine and writes OUT/REPORT.md. "
-        "Finished stages are reused; delete OUT to start over.",
+        description="Runs the main job offline on this machine and writes OUT/REPORT.md and "
+        "OUT/REPORT.json (each figure before/after with a 95%% paired bootstrap CI of the "
+        "difference). Finished stages are reused; delete OUT to start over.",
     )
     defaults = {k: v.default for k, v in inspect.signature(run_demo).parameters.items()}
     parser.add_argument("--out", type=Path, default=Path(defaults["out"]), help="Output folder.")
