@@ -3,9 +3,11 @@
 Builds a small real dataset (scripted simulation of the banking domain -> `build-dataset
 --context compact`, the demo's prompts), then runs the recipes under `accelerate launch` with
 the demo configs (`recipes/smollm2-135m/{sft,grpo}/config_demo.yaml`: QLoRA NF4 + double
-quantisation, LoRA on the top 8 of 30 layers, no gradient checkpointing, `merge_step_chains`)
-for a few steps. Side by side in the same run: SFT row by row (`merge_step_chains false`: one
-step per update) and SFT with LoRA on all 30 layers; the ratios say what each setting buys.
+quantisation, LoRA on the top 8 of 30 layers, no gradient checkpointing, `merge_step_chains`,
+`native_bf16`) for a few steps. Side by side in the same run: SFT row by row
+(`merge_step_chains false`: one step per update), SFT with LoRA on all 30 layers, SFT and GRPO
+in float32 (`MADS_BENCH_BF16=0`, what a CPU without native bf16 gets) and SFT with LoRA on the
+unquantised base (`load_in_4bit false`); the ratios say what each setting buys.
 Seconds per step are the trainer's `train_runtime / global_step` (model loading excluded);
 peak RSS is `ru_maxrss` of the training process; steps per merged sequence is the recipe's
 `steps_per_sequence` train metric. Needs `smollm2-135m` set up (`mads-bench models
@@ -14,6 +16,7 @@ setup smollm2-135m`); takes several minutes on 2 cores.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,7 +29,7 @@ from mads_bench.training.pipeline import (
     run_recipe,
 )
 
-SFT_STEPS = 4
+SFT_STEPS = 6
 GRPO_STEPS = 2
 
 
@@ -48,10 +51,10 @@ def run() -> list[dict]:
         dataset = _build_dataset(Path(tmp))
         runs = Path(tmp) / "runs"
 
-        def launch(recipe: str, config: str, name: str, *extra: str) -> dict:
+        def launch(recipe: str, config: str, name: str, *extra: str, env=None) -> dict:
             return run_recipe(
                 recipe, config, dataset, runs / name, extra_args=[*common, *extra], echo=False,
-                log=lambda message: print(message, flush=True),
+                log=lambda message: print(message, flush=True), env=env,
             )  # fmt: skip
 
         sft = launch("recipes/sft.py", DEMO_SFT_CONFIG, "sft", "--max_steps", str(SFT_STEPS))
@@ -63,9 +66,22 @@ def run() -> list[dict]:
             "recipes/sft.py", DEMO_SFT_CONFIG, "sft_all_layers",
             "--max_steps", str(SFT_STEPS), "--lora_top_layers", "30",
         )  # fmt: skip
+        sft_fp32 = launch(
+            "recipes/sft.py", DEMO_SFT_CONFIG, "sft_fp32", "--max_steps", str(SFT_STEPS),
+            env={**os.environ, "MADS_BENCH_BF16": "0"},
+        )  # fmt: skip
+        sft_lora = launch(
+            "recipes/sft.py", DEMO_SFT_CONFIG, "sft_lora", "--max_steps", str(SFT_STEPS),
+            "--load_in_4bit", "false",
+        )  # fmt: skip
         grpo = launch(
             "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo",
             "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
+        )  # fmt: skip
+        grpo_fp32 = launch(
+            "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo_fp32",
+            "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
+            env={**os.environ, "MADS_BENCH_BF16": "0"},
         )  # fmt: skip
     per_sequence = sft["steps_per_sequence"]
     sft_note = (
@@ -79,7 +95,10 @@ def run() -> list[dict]:
         ("sft (LoRA top 8 layers)", sft, sft_note),
         ("sft row by row (LoRA top 8 layers)", sft_rows, rows_note),
         ("sft (LoRA all 30 layers)", sft_all, sft_note),
+        ("sft float32 (LoRA top 8 layers)", sft_fp32, sft_note),
+        ("sft LoRA on the unquantised base (top 8 layers)", sft_lora, sft_note),
         ("grpo", grpo, grpo_note),
+        ("grpo float32", grpo_fp32, grpo_note),
     ):
         rows.append({"measure": f"{label} seconds/step (smollm2-135m)",
                      "value": summary["seconds_per_step"], "unit": "s", "note": note})  # fmt: skip
@@ -94,6 +113,21 @@ def run() -> list[dict]:
     rows.append({
         "measure": "sft step time, all layers / top 8 layers",
         "value": sft_all["seconds_per_step"] / sft["seconds_per_step"], "unit": "x",
+        "note": "same rows, same run",
+    })  # fmt: skip
+    rows.append({
+        "measure": "sft step time, float32 / as configured",
+        "value": sft_fp32["seconds_per_step"] / sft["seconds_per_step"], "unit": "x",
+        "note": f"same rows, same run; configured run in bf16: {sft['bf16']}",
+    })  # fmt: skip
+    rows.append({
+        "measure": "grpo step time, float32 / as configured",
+        "value": grpo_fp32["seconds_per_step"] / grpo["seconds_per_step"], "unit": "x",
+        "note": f"same prompts, same run; configured run in bf16: {grpo['bf16']}",
+    })  # fmt: skip
+    rows.append({
+        "measure": "sft step time, unquantised LoRA / QLoRA",
+        "value": sft_lora["seconds_per_step"] / sft["seconds_per_step"], "unit": "x",
         "note": "same rows, same run",
     })  # fmt: skip
     return rows

@@ -1,7 +1,8 @@
 """Run every benchmark module and print one markdown table (JSON copy in .bench/).
 
 Usage: ``python -m benchmarks.run [NAME ...]`` (names: the ``bench_*`` module suffixes).
-Figures are measured side by side in one process so ratios compare like with like.
+Figures are measured side by side in one process so ratios compare like with like. Modules
+with ``SLOW = True`` (tens of minutes) run only when named.
 """
 
 from __future__ import annotations
@@ -32,8 +33,11 @@ def main() -> None:
         parser.error(f"unknown benchmarks {unknown}; available: {available}")
     rows = []
     for name in args.names or available:
-        print(f"running {name} ...", flush=True)
         module = importlib.import_module(f"benchmarks.bench_{name}")
+        if getattr(module, "SLOW", False) and not args.names:
+            print(f"skipping {name} (slow: run `python -m benchmarks.run {name}`)", flush=True)
+            continue
+        print(f"running {name} ...", flush=True)
         rows.extend({"benchmark": name, **row} for row in module.run())
     print("\n| benchmark | measure | value | unit | note |\n| --- | --- | --- | --- | --- |")
     for row in rows:

@@ -160,6 +160,10 @@ def _fmt(value: Any) -> str:
     return "n/a" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def _mb(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.0f}"
+
+
 def render_report(out: Path, result: dict[str, Any]) -> str:
     """The markdown report of `REPORT.json`'s content: figures with CIs, training, stages."""
     held = result["held_out"]
@@ -200,10 +204,10 @@ def render_report(out: Path, result: dict[str, Any]) -> str:
         "| training | steps | s/step | peak RSS (MB) | bf16 | first → last |",
         "| --- | --- | --- | --- | --- | --- |",
         f"| SFT (QLoRA) | {sft['steps']} | {_fmt(sft['seconds_per_step'])} "
-        f"| {_fmt(sft.get('peak_rss_mb'))} | {sft.get('bf16', False)} "
+        f"| {_mb(sft.get('peak_rss_mb'))} | {sft.get('bf16', False)} "
         f"| loss {_fmt(sft.get('loss_first'))} → {_fmt(sft.get('loss_last'))} |",
         f"| GRPO | {grpo['steps']} | {_fmt(grpo['seconds_per_step'])} "
-        f"| {_fmt(grpo.get('peak_rss_mb'))} | {grpo.get('bf16', False)} "
+        f"| {_mb(grpo.get('peak_rss_mb'))} | {grpo.get('bf16', False)} "
         f"| reward {_fmt(grpo.get('reward_first'))} → {_fmt(grpo.get('reward_last'))} |",
         "",
         "| stage | seconds |",

@@ -1,0 +1,235 @@
+"""Where the demo's time goes: one SFT step, one GRPO step, one evaluation step on SmolLM2-135M.
+
+Each stage is timed in this process on the demo's model set-up (QLoRA NF4 + double
+quantisation, LoRA r=16 on the top 8 of 30 layers; bf16 autocast where this CPU runs bf16
+natively, float32 elsewhere, as `native_bf16: true` in the demo configs) and set against its
+bound: the stage's matmul FLOPs divided by the matmul throughput measured here first, in the
+dtype used (1024x1024 matmuls, 2 threads). `measured / bound` says how far a stage is from what
+the CPU's matmul units allow; a decode step moves all weights for a few tokens, so it is bound
+by memory, not FLOPs, and its ratio is large by nature.
+
+Stages:
+- SFT step: forward over one merged sequence of 1,650 tokens (the demo's typical merged turn;
+  loss on its last 250), of which bitsandbytes' 4-bit matmuls (dequantise + gemm, from the
+  profiler), the backward pass (down to the lowest adapted layer), the optimizer step.
+- GRPO step: generation of 2 completions of 160 tokens from one 1,350-token prompt (prefill,
+  then decode), the forward + backward over both sequences for the policy loss.
+- Evaluation step: the merged model (no bitsandbytes) in the inference dtype, 8 prompts of
+  1,350 tokens: prefill, then 192 decoded tokens.
+
+FLOPs count 2 per multiply-add over the linear layers and the LM head (tied to the embedding),
+plus 4 * layers * T^2 * hidden for causal attention's two matmuls (halved for the mask); the
+backward pass of the adapted layers is 2x their forward, the frozen layers below cost nothing.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from mads_bench.models import resolve_model
+from mads_bench.precision import describe_cpu, native_bf16
+
+MODEL = "smollm2-135m"
+SFT_TOKENS, SFT_LABELLED = 1650, 250
+PROMPT_TOKENS, GRPO_NEW, EVAL_NEW, EVAL_BATCH = 1350, 160, 192, 8
+TOP_LAYERS = 8
+
+
+def matmul_gflops(dtype: torch.dtype, n: int = 1024, repeats: int = 20) -> float:
+    """Measured matmul throughput in GFLOPS for `n x n` matrices of `dtype`."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    a @ b
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * n**3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def _forward_flops(
+    config, tokens: int, layers: int | None = None, context: int = 0, logits: int | None = None
+) -> float:
+    """Matmul FLOPs of a forward pass of `tokens` new tokens after `context` cached ones.
+
+    `layers` counts only that many decoder layers (no LM head); `logits` is the number of
+    positions the LM head scores (all `tokens` by default).
+    """
+    h, i, kv = config.hidden_size, config.intermediate_size, config.num_key_value_heads
+    head = h // config.num_attention_heads
+    per_layer = 2 * tokens * (2 * h * h + 2 * h * kv * head + 3 * h * i)
+    attention = 4 * tokens * (context + tokens / 2) * h
+    n_layers = config.num_hidden_layers if layers is None else layers
+    scored = tokens if logits is None else logits
+    lm_head = 2 * scored * h * config.vocab_size if layers is None else 0
+    return n_layers * (per_layer + attention) + lm_head
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _qlora_policy(bf16: bool):
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+    quantization = BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_use_double_quant=True,
+        bnb_4bit_compute_dtype=torch.bfloat16 if bf16 else torch.float32,
+    )
+    model = AutoModelForCausalLM.from_pretrained(
+        resolve_model(MODEL), quantization_config=quantization, device_map="cpu",
+        dtype=torch.float32,
+    )  # fmt: skip
+    depth = model.config.num_hidden_layers
+    lora = LoraConfig(
+        r=16, lora_alpha=32, task_type="CAUSAL_LM",
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                        "down_proj"],
+        layers_to_transform=list(range(depth - TOP_LAYERS, depth)),
+    )  # fmt: skip
+    return get_peft_model(model, lora)
+
+
+def _bnb_seconds(profile) -> float:
+    events = profile.key_averages()
+    return sum(e.self_cpu_time_total for e in events if "bitsandbytes" in e.key) / 1e6
+
+
+def _sft_and_grpo(bf16: bool, gflops: float) -> list[dict]:
+    model = _qlora_policy(bf16)
+    config = model.config
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    ids = torch.randint(0, config.vocab_size, (1, SFT_TOKENS))
+    labels = ids.clone()
+    labels[:, : SFT_TOKENS - SFT_LABELLED] = -100
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16)
+
+    def forward():
+        with autocast:
+            return model(input_ids=ids, labels=labels).loss
+
+    model.train()
+    forward().backward()  # warm-up
+    optimizer.zero_grad()
+    with torch.profiler.profile() as profile:
+        start = time.perf_counter()
+        loss = forward()
+        fwd = time.perf_counter() - start
+    bnb = _bnb_seconds(profile)
+    bwd = _timed(loss.backward)
+    opt = _timed(optimizer.step)
+    optimizer.zero_grad()
+    fwd_flops = _forward_flops(config, SFT_TOKENS)
+    # the adapted layers twice their forward; the frozen LM head only passes the gradient on
+    bwd_flops = 2 * _forward_flops(config, SFT_TOKENS, TOP_LAYERS) + 2 * SFT_TOKENS * (
+        config.hidden_size * config.vocab_size
+    )
+    sft_total = fwd + bwd + opt
+    rows = [
+        ("SFT forward", fwd, fwd_flops, sft_total),
+        ("SFT of which bitsandbytes ops (profiler self time)", bnb, None, sft_total),
+        ("SFT backward", bwd, bwd_flops, sft_total),
+        ("SFT optimizer", opt, None, sft_total),
+    ]
+
+    model.eval()
+    prompt = torch.randint(0, config.vocab_size, (2, PROMPT_TOKENS))
+    with torch.inference_mode(), autocast:
+        prefill = _timed(lambda: model(input_ids=prompt, logits_to_keep=1))
+        generate = _timed(
+            lambda: model.generate(
+                input_ids=prompt, attention_mask=torch.ones_like(prompt), do_sample=True,
+                max_new_tokens=GRPO_NEW, min_new_tokens=GRPO_NEW, pad_token_id=0,
+            )
+        )  # fmt: skip
+    decode = max(generate - prefill, 0.0)
+    model.train()
+    sequences = torch.randint(0, config.vocab_size, (2, PROMPT_TOKENS + GRPO_NEW))
+    targets = sequences.clone()
+    targets[:, :PROMPT_TOKENS] = -100
+
+    def policy_step():
+        with autocast:
+            loss = model(input_ids=sequences, labels=targets).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    train = _timed(policy_step)
+    grpo_total = prefill + decode + train
+    prefill_flops = 2 * _forward_flops(config, PROMPT_TOKENS, logits=1)
+    decode_flops = 2 * sum(
+        _forward_flops(config, 1, context=PROMPT_TOKENS + t) for t in range(GRPO_NEW)
+    )
+    train_flops = 2 * (
+        _forward_flops(config, PROMPT_TOKENS + GRPO_NEW)
+        + 2 * _forward_flops(config, PROMPT_TOKENS + GRPO_NEW, TOP_LAYERS)
+    )
+    rows += [
+        ("GRPO prefill (2 x 1,350 tokens)", prefill, prefill_flops, grpo_total),
+        (f"GRPO decode (2 x {GRPO_NEW} tokens)", decode, decode_flops, grpo_total),
+        ("GRPO policy forward + backward + optimizer", train, train_flops, grpo_total),
+    ]
+    return [_row(name, seconds, flops, total, gflops, bf16) for name, seconds, flops, total in rows]
+
+
+def _evaluation(bf16: bool, gflops: float) -> list[dict]:
+    from transformers import AutoModelForCausalLM
+
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(resolve_model(MODEL), dtype=dtype).eval()
+    config = model.config
+    prompts = torch.randint(0, config.vocab_size, (EVAL_BATCH, PROMPT_TOKENS))
+    mask = torch.ones_like(prompts)
+    with torch.inference_mode():
+        model(input_ids=prompts[:, :64])  # warm-up
+        prefill = _timed(lambda: model(input_ids=prompts, attention_mask=mask, logits_to_keep=1))
+        generate = _timed(
+            lambda: model.generate(
+                input_ids=prompts, attention_mask=mask, do_sample=False, pad_token_id=0,
+                max_new_tokens=EVAL_NEW, min_new_tokens=EVAL_NEW,
+            )
+        )  # fmt: skip
+    decode = max(generate - prefill, 0.0)
+    total = prefill + decode
+    prefill_flops = EVAL_BATCH * _forward_flops(config, PROMPT_TOKENS, logits=1)
+    decode_flops = EVAL_BATCH * sum(
+        _forward_flops(config, 1, context=PROMPT_TOKENS + t) for t in range(EVAL_NEW)
+    )
+    return [
+        _row(f"eval prefill ({EVAL_BATCH} x 1,350 tokens)", prefill, prefill_flops, total,
+             gflops, bf16),
+        _row(f"eval decode ({EVAL_BATCH} x {EVAL_NEW} tokens)", decode,
+             decode_flops, total, gflops, bf16),
+    ]  # fmt: skip
+
+
+def _row(name, seconds, flops, total, gflops, bf16) -> dict:
+    dtype = "bf16" if bf16 else "fp32"
+    bound = None if flops is None else flops / (gflops * 1e9)
+    note = f"{seconds / total:.0%} of the step; {dtype}"
+    if bound is not None:
+        note += f"; bound {bound:.2f} s ({flops / 1e12:.2f} TFLOP at {gflops:.0f} GFLOPS)"
+        return {"measure": f"{name}, measured / bound", "value": seconds / bound, "unit": "x",
+                "note": f"{seconds:.2f} s measured; {note}"}  # fmt: skip
+    return {"measure": name, "value": seconds, "unit": "s", "note": note}
+
+
+def run() -> list[dict]:
+    torch.manual_seed(0)
+    bf16 = native_bf16("cpu")
+    gflops = {dtype: matmul_gflops(dtype) for dtype in (torch.float32, torch.bfloat16)}
+    used = gflops[torch.bfloat16 if bf16 else torch.float32]
+    rows = [
+        {"measure": f"matmul 1024^2 {name}", "value": gflops[dtype], "unit": "GFLOPS",
+         "note": describe_cpu()}
+        for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16))
+    ]  # fmt: skip
+    rows += _sft_and_grpo(bf16, used)
+    rows += _evaluation(bf16, used)
+    return rows
