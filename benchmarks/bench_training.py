@@ -96,8 +96,11 @@ def run() -> list[dict]:
         ("sft row by row (LoRA top 8 layers)", sft_rows, rows_note),
         ("sft (LoRA all 30 layers)", sft_all, sft_note),
         ("sft float32 (LoRA top 8 layers)", sft_fp32, sft_note),
-        ("sft LoRA on the unquantised base (top 8 layers)", sft_lora,
-         sft_note.replace("QLoRA NF4", "no quantisation")),
+        (
+            "sft LoRA on the unquantised base (top 8 layers)",
+            sft_lora,
+            sft_note.replace("QLoRA NF4", "no quantisation"),
+        ),
         ("grpo", grpo, grpo_note),
         ("grpo float32", grpo_fp32, grpo_note),
     ):
