@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evaluators.bootstrap import paired_bootstrap
 from mads_bench.data_model import Scenario, Trajectory
 from mads_bench.pre_act import canonical_json
 from mads_bench.text import normalise
@@ -310,13 +311,18 @@ def compare_reports(
     shared = sorted(set(rate_a) & set(rate_b))
     if not shared:
         raise ValueError("the two reports share no scenario")
-    deltas = [rate_a[s] - rate_b[s] for s in shared]
+    paired = paired_bootstrap(
+        [([rate_b[s]], [rate_a[s]]) for s in shared],
+        lambda rates: sum(rates) / len(rates),
+        resamples=resamples,
+        seed=seed,
+    )
     return {
         "scenarios": len(shared),
         "success_rate_a": sum(rate_a[s] for s in shared) / len(shared),
         "success_rate_b": sum(rate_b[s] for s in shared) / len(shared),
-        "delta": sum(deltas) / len(deltas),
-        "ci95": _bootstrap(deltas, resamples, seed),
+        "delta": sum(rate_a[s] - rate_b[s] for s in shared) / len(shared),
+        "ci95": [paired.ci_low, paired.ci_high],
     }
 
 
