@@ -17,6 +17,7 @@ import random
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,14 @@ class Evaluation:
     conversations: dict[str, float]  # conversation -> L-2 score
 
 
+@cache
+def _similarity() -> Any:
+    """The L-1 sentence encoder (MPNet), loaded once for every evaluation of a run."""
+    from evaluators.similarity import SentenceSimilarity
+
+    return SentenceSimilarity("mpnet")
+
+
 def evaluate_model(
     model: str, rows: list[dict[str, Any]], predictions: Path, max_new_tokens: int
 ) -> Evaluation:
@@ -91,14 +100,13 @@ def evaluate_model(
     from evaluators.l1.core import score_l1
     from evaluators.l2.core import score_l2
     from evaluators.predict import predict_steps
-    from evaluators.similarity import SentenceSimilarity
     from evaluators.step_predictions import l1_steps, l2_steps, read_rows
     from simulation.backends import get_backend
 
     backend = get_backend(f"transformers:{model}", batch_size=8)
     predict_steps(rows, backend, predictions, max_new_tokens=max_new_tokens)
     scored = read_rows(predictions)
-    l1 = score_l1(l1_steps(scored), similarity=SentenceSimilarity("mpnet"))
+    l1 = score_l1(l1_steps(scored), similarity=_similarity())
     l2 = score_l2(l2_steps(scored))
     keys = [(r["conversation_id"], r["turn_index"], r["step_index"]) for r in scored]
     return Evaluation(
