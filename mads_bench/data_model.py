@@ -431,7 +431,7 @@ class InjectionRecord(StrictModel):
     detail: str = Field("", description="Human-readable description of the effect.")
 
 
-EndReason = Literal["done", "turn_cap", "loop", "error"]
+EndReason = Literal["done", "turn_cap", "loop", "error", "truncated"]
 
 
 class Trajectory(StrictModel):

@@ -9,6 +9,12 @@ SFT used and GRPO keeps training it (continued, not merged and not stacked; see
 `recipes/README.md`). Without `sft_adapter_path` a fresh LoRA adapter is trained. vLLM
 generation for GPU users: `use_vllm: true` with `vllm_mode: colocate` or `server`.
 
+`rollout: conversation` trains on whole simulated conversations instead: a row is a training
+scenario with a conversation seed, TRL's `rollout_func` (`ConversationRollout`) plays the
+policy as the assistant against the scripted user and the tool backend, and the rewards of
+`rewards.conversation` score what got done (task success, partial credit, gold moves, SAGE,
+format, turn cost). See `mads_bench.training.rollout` and `recipes/README.md`.
+
 Usage:
     accelerate launch --config_file accelerate_configs/cpu.yaml recipes/grpo.py \
         --config recipes/smollm2-135m/grpo/config_demo.yaml --dataset_name outputs/demo/dataset \
@@ -17,6 +23,10 @@ Usage:
     accelerate launch --config_file accelerate_configs/multi_gpu.yaml recipes/grpo.py \
         --config recipes/qwen2.5-7b-instruct/grpo/config_paper.yaml --dataset_name DIR_OR_HUB_ID \
         --sft_adapter_path runs/qwen2.5-7b-sft --use_vllm true --vllm_mode colocate
+
+    accelerate launch --config_file accelerate_configs/cpu.yaml recipes/grpo.py \
+        --config recipes/smollm2-135m/grpo/config_conversation.yaml \
+        --dataset_name outputs/demo/dataset --sft_adapter_path outputs/demo/sft
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ from mads_bench.training import (
     select_conversations,
     take_hub_settings,
 )
+from mads_bench.training.rollout import check_reward_modes, conversation_training
 from rewards import get_reward_funcs
 
 logger = logging.getLogger(__name__)
@@ -72,10 +83,22 @@ def main(
         max_train_samples=script_args.max_train_samples,
         revision=script_args.dataset_revision,
     )
-    train = select_conversations(train, script_args.num_conversations, seed=script_args.subset_seed)
+    rollout_func = None
+    if script_args.rollout == "conversation":
+        train, rollout_func = conversation_training(script_args, training_args, train, reward_funcs)
+        test = None
+    else:
+        check_reward_modes(reward_funcs, "step")
+        train = select_conversations(
+            train, script_args.num_conversations, seed=script_args.subset_seed
+        )
     dataset_info["num_train_used"] = len(train)
     dataset_info["num_conversations"] = script_args.num_conversations
-    logger.info("GRPO on %s (%d train rows)", dataset_info["source"], len(train))
+    dataset_info["rollout"] = script_args.rollout
+    logger.info(
+        "GRPO (%s rollouts) on %s (%d train rows)",
+        script_args.rollout, dataset_info["source"], len(train),
+    )  # fmt: skip
 
     model, tokenizer = load_model_and_tokenizer(model_args, training_args, padding_side="left")
     peft_config = build_peft_config(model_args, model, top_layers=script_args.lora_top_layers)
@@ -92,6 +115,7 @@ def main(
         eval_dataset=test if training_args.eval_strategy != "no" else None,
         processing_class=tokenizer,
         peft_config=peft_config,
+        rollout_func=rollout_func,
     )
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     result.metrics["peak_rss_mb"] = peak_rss_mb()

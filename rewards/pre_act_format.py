@@ -15,7 +15,8 @@ from mads_bench.pre_act import parse_step
 from rewards._common import column, completion_text
 
 
-def _format_score(completion: Any, step_index: Any) -> float:
+def format_score(completion: Any, step_index: Any) -> float:
+    """The score of one step (1.0, 0.5 or 0.0, see the module docstring)."""
     text = completion_text(completion)
     if text is None:
         return 0.0
@@ -56,4 +57,4 @@ def pre_act_format_reward(completions: list[Any], **kwargs: Any) -> list[float |
         [1.0, 0.5, 0.5, 0.0]
     """
     step_indices = column(kwargs, "step_index", len(completions))
-    return [_format_score(c, s) for c, s in zip(completions, step_indices, strict=True)]
+    return [format_score(c, s) for c, s in zip(completions, step_indices, strict=True)]

@@ -12,6 +12,7 @@ import importlib
 from collections.abc import Callable
 
 from rewards.action_type import action_type_reward
+from rewards.conversation import CONVERSATION_REWARDS
 from rewards.pre_act_format import pre_act_format_reward
 from rewards.sage_penalty import sage_penalty_reward
 from rewards.semantic import RewardFunc, make_semantic_reward, semantic_reward
@@ -27,8 +28,10 @@ REWARD_FUNCS: dict[str, RewardFunc] = {
     "pre_act_format": pre_act_format_reward,
     "mads_total": mads_total_reward,
     "sage": sage_penalty_reward,
+    **CONVERSATION_REWARDS,
 }
-"""Every registered reward by name."""
+"""Every registered reward by name: step rewards, then the conversation-mode rewards
+(`rewards.conversation`, marked ``rollout = "conversation"``)."""
 
 REWARD_FACTORIES: dict[str, Callable[[str], RewardFunc]] = {
     "semantic": make_semantic_reward,

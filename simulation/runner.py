@@ -9,7 +9,8 @@ One conversation (MADS §3.1, SPEC §5):
 3. the run ends with ``end_reason``: ``done`` (the user wrote ``[DONE]``), ``turn_cap``
    (``max_turns`` user turns), ``loop`` (the same tool call with identical arguments and
    result ``loop_repeats`` times in a row, the same ``say`` in two consecutive turns, or the
-   step cap hit without a ``say``) or ``error`` (see below).
+   step cap hit without a ``say``), ``error`` (see below) or ``truncated`` (a training
+   rollout's budget ran out: :class:`BudgetSpent`).
 
 Malformed assistant output — the ONE rule: every step is kept verbatim and its lenient-parse
 problems go to ``Message.parse_problems``. If an action was recovered (e.g. a say without
@@ -22,6 +23,7 @@ Nothing here raises on model output.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,6 +107,11 @@ def simulate(
     return trajectory.model_copy(update={"id": trajectory_id(scenario.id, repetition, seed)})
 
 
+class BudgetSpent(Exception):
+    """Thrown into :func:`play_conversation` to end it now with ``end_reason="truncated"``
+    (a conversation-level GRPO rollout whose token or step budget ran out)."""
+
+
 def run_conversation(
     scenario: Scenario,
     user: Participant,
@@ -116,6 +123,50 @@ def run_conversation(
     limits: RunLimits = RunLimits(),
 ) -> Trajectory:
     """Run built agents against each other (see the module docstring for the rules)."""
+    game = play_conversation(
+        scenario, user, tool_agent, assistant_spec=assistant.spec, seed=seed, style=style,
+        limits=limits,
+    )  # fmt: skip
+    try:
+        view = next(game)
+        while True:
+            view = game.send(assistant.respond(view).content)
+    except StopIteration as finished:
+        return finished.value
+
+
+def play_conversation(
+    scenario: Scenario,
+    user: Participant,
+    tool_agent: Participant,
+    *,
+    assistant_spec: str,
+    seed: int,
+    style: str = "pre_act",
+    limits: RunLimits = RunLimits(),
+) -> Generator[list[Message], str, Trajectory]:
+    """The conversation as a generator: it yields the assistant's view whenever an assistant
+    step is due and is sent that step's raw output; it returns the :class:`Trajectory`.
+
+    Whoever drives it owns the assistant: :func:`run_conversation` asks a participant, a
+    conversation-level GRPO rollout generates the steps of many conversations as one batch.
+    Throwing :class:`BudgetSpent` in at a yield ends the run with ``end_reason="truncated"``.
+
+    Example:
+        >>> from mads_bench.catalog import load_domain
+        >>> from simulation.agents import make_agent
+        >>> scenario = load_domain("mock").scenarios[0]
+        >>> game = play_conversation(scenario, make_agent("user", "scripted", scenario),
+        ...                          make_agent("tool", "backend", scenario),
+        ...                          assistant_spec="hand", seed=0)
+        >>> [m.role for m in next(game)]
+        ['system', 'user']
+        >>> try:
+        ...     game.throw(BudgetSpent())
+        ... except StopIteration as end:
+        ...     end.value.end_reason
+        'truncated'
+    """
     messages = [
         Message(role="system", content=assistant_system_prompt(scenario, style), turn_index=0)
     ]
@@ -139,7 +190,11 @@ def run_conversation(
             break
         said, malformed, streak, previous = None, False, 0, None
         for step in range(limits.max_steps_per_turn):
-            output = assistant.respond(assistant_view(messages)).content
+            try:
+                output = yield assistant_view(messages)
+            except BudgetSpent:
+                end = "truncated"
+                break
             parsed = parse_step(output, strict=False, style=style)
             message = Message(
                 role="assistant",
@@ -198,7 +253,7 @@ def run_conversation(
         complexity=scenario.complexity,
         persona=scenario.persona,
         seed=seed,
-        backends={"user": user.spec, "assistant": assistant.spec, "tool": tool_agent.spec},
+        backends={"user": user.spec, "assistant": assistant_spec, "tool": tool_agent.spec},
         messages=messages,
         injections=injections,
         end_reason=end,

@@ -38,7 +38,7 @@ _COLUMN_DOCS = {
     "persona": "persona id of the simulated user",
     "seed": "per-conversation seed",
     "backends": "JSON: backend spec per agent (user, assistant, tool)",
-    "end_reason": "done, turn_cap, loop or error",
+    "end_reason": "done, turn_cap, loop, error or truncated",
     "num_turns": "user turns",
     "num_assistant_steps": "assistant steps",
     "messages": "role, content, turn/step index, tool_call and tool_result (JSON or "

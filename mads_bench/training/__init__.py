@@ -5,7 +5,8 @@ The recipes stay thin; the reusable parts live here: script arguments and the re
 `mads_bench.models` (`model_loading`), dataset loading and the GRPO conversation subset
 (`data`), W&B set-up with secret redaction (`tracking`), model cards (`cards`), Hub publishing
 (`hub`, `finish`), the SFT → GRPO pipeline (`pipeline`), one sequence per chain of steps sharing
-a prompt (`step_chains`) and one CPU adjustment of TRL's LM head (`trl_patches`).
+a prompt (`step_chains`), one CPU adjustment of TRL's LM head (`trl_patches`) and the
+conversation-level GRPO rollout (`rollout`, TRL's `rollout_func`).
 """
 
 from mads_bench.training.cards import card_hyperparameters, render_model_card
@@ -16,7 +17,12 @@ from mads_bench.training.config import (
     check_recipe_args,
     run_recipe_main,
 )
-from mads_bench.training.data import dataset_record, load_training_splits, select_conversations
+from mads_bench.training.data import (
+    dataset_record,
+    load_training_splits,
+    select_conversations,
+    training_scenarios,
+)
 from mads_bench.training.finish import HubSettings, save_and_publish, take_hub_settings
 from mads_bench.training.hub import hub_base_model_id, prepare_upload_folder, push_checkpoint
 from mads_bench.training.model_loading import (
@@ -58,4 +64,5 @@ __all__ = [
     "score_labelled_positions_on_cpu",
     "select_conversations",
     "take_hub_settings",
+    "training_scenarios",
 ]

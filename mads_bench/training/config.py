@@ -128,6 +128,18 @@ class GRPOScriptArguments(MadsScriptArguments):
         num_conversations (`int`, *optional*): Train on a seeded subset of this many
             conversations (`conversation_id`), all of their steps (MADS §4.1: 50).
         subset_seed (`int`): Seed of that subset.
+        rollout (`str`): `step` (the paper's method: one Pre-Act step per completion, scored
+            against the gold step) or `conversation` (a completion is a whole simulated
+            conversation the policy plays as the assistant, scored by what got done; see
+            `mads_bench.training.rollout`). In conversation mode `num_conversations` samples
+            training scenarios and `max_completion_length` caps a whole rollout's tokens.
+        scenarios_file (`str`, *optional*): Conversation mode: scenario file for training
+            scenarios that are not hand-written.
+        rollout_repetitions (`int`): Conversation mode: conversation seeds per scenario.
+        rollout_user (`str`): Conversation mode: user agent spec (`scripted` or a backend).
+        max_step_tokens (`int`): Conversation mode: new tokens per assistant step.
+        max_assistant_steps (`int`): Conversation mode: assistant steps per conversation.
+        max_turns (`int`): Conversation mode: user turns per conversation.
     """
 
     dataset_config: str | None = field(
@@ -144,6 +156,29 @@ class GRPOScriptArguments(MadsScriptArguments):
         default=None, metadata={"help": "Seeded subset of this many conversations."}
     )
     subset_seed: int = field(default=0, metadata={"help": "Seed of the conversation subset."})
+    rollout: str = field(
+        default="step",
+        metadata={"help": "`step` (gold-step rewards) or `conversation` (whole conversations).",
+                  "choices": ["step", "conversation"]},
+    )  # fmt: skip
+    scenarios_file: str | None = field(
+        default=None, metadata={"help": "Conversation mode: file of non-hand-written scenarios."}
+    )
+    rollout_repetitions: int = field(
+        default=1, metadata={"help": "Conversation mode: conversation seeds per scenario."}
+    )
+    rollout_user: str = field(
+        default="scripted", metadata={"help": "Conversation mode: user agent spec."}
+    )
+    max_step_tokens: int = field(
+        default=192, metadata={"help": "Conversation mode: new tokens per assistant step."}
+    )
+    max_assistant_steps: int = field(
+        default=16, metadata={"help": "Conversation mode: assistant steps per conversation."}
+    )
+    max_turns: int = field(
+        default=12, metadata={"help": "Conversation mode: user turns per conversation."}
+    )
 
 
 def check_recipe_args(script_args: MadsScriptArguments, model_args: ModelConfig) -> None:

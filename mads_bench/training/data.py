@@ -2,7 +2,8 @@
 
 Datasets are read only through `mads_bench.datasets.load_mads_dataset` (a `build-dataset`
 folder or a Hub id, SPEC §4.3). This module adds what training needs on top: the paper's
-GRPO subset of N whole conversations (MADS §4.1: 50), and a small record of which data a run
+GRPO subset of N whole conversations (MADS §4.1: 50), the scenarios behind a split for
+conversation-level GRPO, and a small record of which data a run
 saw (source, config, Hub revision or the content fingerprint of a local folder) that goes to
 W&B and into the model card.
 
@@ -24,7 +25,14 @@ from mads_bench.errors import UsageError
 if TYPE_CHECKING:
     from datasets import Dataset, DatasetDict
 
-__all__ = ["dataset_record", "load_training_splits", "select_conversations"]
+    from mads_bench.data_model import Scenario
+
+__all__ = [
+    "dataset_record",
+    "load_training_splits",
+    "select_conversations",
+    "training_scenarios",
+]
 
 
 def load_training_splits(
@@ -118,3 +126,47 @@ def select_conversations(dataset: Dataset, num_conversations: int | None, *, see
         return dataset
     keep = set(random.Random(seed).sample(ids, num_conversations))
     return dataset.filter(lambda row: row["conversation_id"] in keep)
+
+
+def training_scenarios(
+    train: Dataset,
+    *,
+    scenarios_file: str | None = None,
+    num_scenarios: int | None = None,
+    seed: int = 0,
+) -> list[Scenario]:
+    """The scenarios behind a training split, for conversation-level GRPO.
+
+    Args:
+        train (`Dataset`): Training rows with a `scenario_id` column (any `build-dataset`
+            config), so the test split's scenarios stay held out.
+        scenarios_file (`str`, *optional*): Scenario file (YAML, JSON, JSONL) for ids that are
+            not hand-written (generated scenarios); the hand-written ones need none.
+        num_scenarios (`int`, *optional*): Keep a seeded sample of this many.
+        seed (`int`): Seed of that sample.
+
+    Returns:
+        `list[Scenario]`: In first-seen order of the split.
+
+    Raises:
+        `UsageError`: No `scenario_id` column, or an id found neither in the catalog nor in
+            `scenarios_file`.
+    """
+    from mads_bench.catalog import load_all_scenarios, load_scenario_file
+
+    if "scenario_id" not in train.column_names:
+        raise UsageError("rollout: conversation needs a `scenario_id` column in the train split")
+    known = {s.id: s for s in load_all_scenarios(include_mock=True)}
+    if scenarios_file:
+        known.update({s.id: s for s in load_scenario_file(Path(scenarios_file))})
+    wanted = list(dict.fromkeys(train["scenario_id"]))
+    unknown = [s for s in wanted if s not in known]
+    if unknown:
+        where = scenarios_file or "the hand-written catalog (pass --scenarios_file FILE)"
+        raise UsageError(
+            f"{len(unknown)} training scenario(s) are not in {where}, e.g. {unknown[0]!r}"
+        )
+    if num_scenarios is not None and num_scenarios < len(wanted):
+        keep = set(random.Random(seed).sample(wanted, num_scenarios))
+        wanted = [s for s in wanted if s in keep]
+    return [known[s] for s in wanted]

@@ -87,7 +87,7 @@ class TaskSuccessChecker:
         ``replay`` is the gold replay when the caller already made it."""
         result = CheckResult()
         trajectory, scenario = context.trajectory, context.scenario
-        if trajectory.end_reason in ("loop", "error"):
+        if trajectory.end_reason in ("loop", "error", "truncated"):
             result.fail(f"conversation: ended_badly: the run ended with {trajectory.end_reason!r}")
         replay = replay or replay_gold(context)
         blocked = scenario.impossible or bool(replay.refusals)

@@ -9,6 +9,8 @@ from accelerate.commands.config.config_args import ClusterConfig
 from trl import GRPOConfig, ModelConfig, SFTConfig, TrlParser
 
 from mads_bench.training import GRPOScriptArguments, SFTScriptArguments
+from mads_bench.training.rollout import check_reward_modes
+from rewards import get_reward_funcs
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted(REPO.glob("recipes/*/*/config_*.yaml"))
@@ -43,10 +45,15 @@ def test_config_parses_with_qlora_and_completion_only_loss(path: Path) -> None:
     assert model_args.lora_target_modules
     if path.parent.name == "sft":
         assert training_args.completion_only_loss is True
-    else:  # one weight per named reward; the paper's three rewards weigh 1
+    else:  # one weight per named reward, each made for the config's rollout mode
         assert len(training_args.reward_weights) == len(script_args.reward_funcs)
         weights = dict(zip(script_args.reward_funcs, training_args.reward_weights, strict=True))
-        assert weights["action_type"] == weights["tool_call"] == weights["semantic"] == 1.0
+        check_reward_modes(get_reward_funcs(script_args.reward_funcs), script_args.rollout)
+        if script_args.rollout == "step":  # the paper's three rewards weigh 1
+            assert weights["action_type"] == weights["tool_call"] == weights["semantic"] == 1.0
+        else:  # what got done leads; a rollout may not outgrow its completion budget
+            assert weights["task_success"] == 1.0
+            assert script_args.max_step_tokens < training_args.max_completion_length
         # the generation round holds whole groups of num_generations completions
         assert training_args.generation_batch_size % training_args.num_generations == 0
 

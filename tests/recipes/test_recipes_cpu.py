@@ -71,6 +71,80 @@ def grpo_run(sft_run: dict, tiny_dataset: Path, tmp_path_factory: pytest.TempPat
     return {"tmp": tmp, "out": out, "log": log}
 
 
+@pytest.fixture(scope="module")
+def conversation_run(
+    sft_run: dict, mock_dataset: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict:
+    """Two conversation-level GRPO steps from the SFT adapter, with a probe reward that
+    records what the rewards receive."""
+    tmp = tmp_path_factory.mktemp("conversation_run")
+    out, probe = tmp / "grpo", tmp / "probe.jsonl"
+    rewards = "task_success,partial_credit,gold_steps,sage_turns,conversation_format,turn_cost"
+    log = run_recipe(
+        accelerate_launch(
+            "recipes/grpo.py",
+            "recipes/tiny-lm/grpo/config_conversation.yaml",
+            "--dataset_name",
+            str(mock_dataset),
+            "--output_dir",
+            str(out),
+            "--sft_adapter_path",
+            str(sft_run["out"]),
+            "--reward_funcs",
+            *rewards.split(","),
+            "tests.recipes.probe_reward.record_rollouts",
+            "--reward_weights",
+            "1",
+            "0",
+            "0",
+            "0",
+            "0",
+            "0",
+            "0",
+        ),  # fmt: skip
+        tmp,
+        MADS_PROBE_FILE=str(probe),
+    )
+    return {"out": out, "log": log, "probe": probe}
+
+
+def test_conversation_grpo_runs_two_steps_and_rewards_get_the_outcome(
+    conversation_run: dict, mock_dataset: Path
+) -> None:
+    from transformers import AutoTokenizer
+
+    state = json.loads((conversation_run["out"] / "trainer_state.json").read_text())
+    rows = [row for row in state["log_history"] if "reward" in row]
+    assert state["global_step"] == 2 and len(rows) == 2
+    for name in ("task_success", "gold_steps", "conversation_format", "turn_cost"):
+        assert all(f"rewards/{name}_reward/mean" in row for row in rows)
+    assert all("conversation/truncated" in row for row in rows)
+    probes = [json.loads(line) for line in conversation_run["probe"].read_text().splitlines()]
+    assert len(probes) == 4  # two steps, one group of two conversations each
+    tokenizer = AutoTokenizer.from_pretrained(str(conversation_run["out"]))
+    train = {"mock-cancel-normal", "mock-buy-mug-unhappy"}  # the test split holds the third
+    for probe in probes:
+        outcome, trajectory = probe["outcome"], json.loads(probe["trajectory"])
+        # the structured outcome of the very conversation that was played
+        assert outcome["scenario_id"] == trajectory["scenario_id"] in train
+        assert outcome["steps"] == sum(m["role"] == "assistant" for m in trajectory["messages"])
+        assert outcome["end_reason"] == trajectory["end_reason"]
+        # the completion TRL decoded is the whole transcript, steps and environment
+        steps = [m["content"] for m in trajectory["messages"] if m["role"] == "assistant"]
+        assert all(step.strip() in probe["completion"] for step in steps if step.strip())
+        assert (
+            tokenizer.decode(probe["completion_ids"], skip_special_tokens=True)
+            == probe["completion"]
+        )
+    # TRL counts completion lengths from env_mask: the policy's tokens only
+    lengths = [o["outcome"]["policy_tokens"] for o in probes]
+    assert rows[0]["completions/mean_length"] == pytest.approx(sum(lengths[:2]) / 2)
+    # both members of a group played the same scenario with the same seed
+    for first, second in (probes[0:2], probes[2:4]):
+        a, b = json.loads(first["trajectory"]), json.loads(second["trajectory"])
+        assert (a["scenario_id"], a["seed"]) == (b["scenario_id"], b["seed"])
+
+
 def _all_text(folder: Path) -> str:
     return "\n".join(p.read_bytes().decode("latin-1") for p in folder.rglob("*") if p.is_file())
 

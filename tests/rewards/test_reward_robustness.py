@@ -3,8 +3,10 @@
 TRL's contract is ``f(completions, **kwargs) -> list[float | None]``, and one exception loses
 the whole batch: a fuzz run lost 53 of 100 batches to a lone surrogate reaching the MiniLM
 tokenizer, and ``sage`` raised on plain-string prompts. Each batch below goes to every reward
-of `REWARD_FUNCS` (the real MiniLM included) with every column TRL would pass, and each value
-must be None or a finite float in the reward's documented range.
+of `REWARD_FUNCS` made for step rollouts (the real MiniLM included) with every column TRL
+would pass, and each value must be None or a finite float in the reward's documented range.
+The conversation rewards read the rollout's own summaries, not model text; their ranges are
+checked in `test_conversation_rewards.py`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from rewards._common import MAX_ENCODER_CHARS
 from rewards.sage_penalty import sage_penalty_reward
 from tests.rewards.conftest import HashEncoder
 from tests.rewards.test_reward_properties import FRAGMENTS
+
+STEP_REWARDS = {
+    name: f for name, f in REWARD_FUNCS.items() if getattr(f, "rollout", "step") == "step"
+}
 
 RANGES = {  # reward name -> documented (lowest, highest) value
     "action_type": (0.0, 1.0),
@@ -131,7 +137,7 @@ def columns(rows: list[tuple[Any, Any, Any, Any]], **extra: list[Any]) -> dict[s
 
 def check(name: str, completions: list[Any], kwargs: dict[str, list[Any]]) -> list[Any]:
     """Call reward ``name`` as TRL does and assert one valid value per completion."""
-    values = REWARD_FUNCS[name](completions=completions, **kwargs)
+    values = STEP_REWARDS[name](completions=completions, **kwargs)
     low, high = RANGES[name]
     assert isinstance(values, list) and len(values) == len(completions), name
     for value in values:
@@ -148,11 +154,11 @@ def none_rows(name: str, kwargs: dict[str, list[Any]], n: int) -> list[bool]:
 
 def test_every_registered_reward_has_a_range() -> None:
     # a new reward must state its range here, so the cases below cover it too
-    assert set(RANGES) == set(REWARD_FUNCS)
-    assert GOLD_REWARDS < set(REWARD_FUNCS)
+    assert set(RANGES) == set(STEP_REWARDS)
+    assert GOLD_REWARDS < set(STEP_REWARDS)
 
 
-@pytest.mark.parametrize("name", sorted(REWARD_FUNCS))
+@pytest.mark.parametrize("name", sorted(STEP_REWARDS))
 def test_hostile_completions(name: str, minilm_path) -> None:
     # each completion once on a say row and once on a tool row, with a readable prompt
     completions = [c for c in COMPLETIONS.values() for _ in range(2)]
@@ -167,7 +173,7 @@ def test_hostile_completions(name: str, minilm_path) -> None:
     assert [v is None for v in values] == none_rows(name, kwargs, n)
 
 
-@pytest.mark.parametrize("name", sorted(REWARD_FUNCS))
+@pytest.mark.parametrize("name", sorted(STEP_REWARDS))
 def test_hostile_prompts_and_domains(name: str, minilm_path) -> None:
     # every prompt shape with every domain value, alternately for a say and a tool call (the
     # readable messages on "mock" come once more, to be scored with both)
@@ -190,7 +196,7 @@ def test_hostile_prompts_and_domains(name: str, minilm_path) -> None:
         assert [v is None for v in values] == none_rows(name, kwargs, n)
 
 
-@pytest.mark.parametrize("name", sorted(REWARD_FUNCS))
+@pytest.mark.parametrize("name", sorted(STEP_REWARDS))
 def test_hostile_gold_columns(name: str, minilm_path) -> None:
     # every gold row against a say and a tool call; a malformed row is a data bug: None
     keys = [key for key in GOLD_ROWS for _ in range(2)]
@@ -276,6 +282,6 @@ def test_random_hostile_batches(minilm_path, batch: list[dict[str, Any]]) -> Non
     # any reward, and None still depends on the row's columns only, never on the completion
     kwargs = {key: [row[key] for row in batch] for key in batch[0]}
     completions = kwargs.pop("completions")
-    for name in REWARD_FUNCS:
+    for name in STEP_REWARDS:
         values = check(name, completions, kwargs)
         assert [v is None for v in values] == none_rows(name, kwargs, len(batch)), name

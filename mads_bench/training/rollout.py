@@ -1,0 +1,591 @@
+"""Conversation-level GRPO rollouts: the policy plays whole simulated conversations.
+
+`ConversationRollout` is a TRL ``rollout_func`` (TRL 1.16: ``rollout_func(prompts, trainer)
+-> {prompt_ids, completion_ids, logprobs, env_mask, ...}``). TRL calls it with the prompts of
+one generation round, each already repeated ``num_generations`` times; in conversation mode a
+prompt is a rollout key (`rollout_key`: scenario id and conversation seed, a training row of
+`conversation_rows`), because TRL hands the function nothing but the prompts. For every
+entry it plays one conversation with `simulation.runner.play_conversation`, the runner's own
+rules (malformed output, loops, turn cap) included: the policy is the assistant, against
+the scripted user (or any user backend) and the stateful tool backend with the scenario's
+adversities. Entries of one group share the conversation seed, so the user and the backend
+behave the same for all of them and the group's differences come from the policy alone.
+
+Token bookkeeping (`TokenConversation`): ``prompt_ids`` is the chat-templated system prompt
+and first user message; ``completion_ids`` is everything after it, in order: each policy
+step's generated tokens exactly as sampled (``env_mask`` 1) and, between steps, the template
+text of what the runner added (the end of the assistant message, tool results, user
+messages, the next assistant header; ``env_mask`` 0). Every step is generated from
+``prompt_ids + completion_ids`` so far, so the trainer scores exactly the tokens the policy
+conditioned on; the chat template must only append (ChatML templates such as SmolLM2's and
+Qwen2.5's do), which `ChatTokens` checks. A finished conversation ends with the template's
+end-of-message tokens, so TRL counts it as terminated; a truncated one does not.
+
+All conversations of a round that wait for an assistant step are generated as one batch
+(one ``generate`` call per round, left padding), each step stopping at ``</action>`` or
+the end of message, at most ``max_step_tokens`` long. Limits (`RolloutLimits`): the
+runner's caps, ``max_assistant_steps`` per conversation, and ``max_tokens`` of completion
+(TRL's ``max_completion_length``): a conversation that would pass either is ended with
+``end_reason="truncated"`` and gets no success credit (`rewards.conversation`).
+
+Each entry's structured outcome (`rewards.summarise_conversation`) goes to the rewards as the
+``outcome`` column, its trajectory as JSON as ``trajectory``; the rewards never re-parse the
+decoded transcript.
+
+Example:
+    >>> key = rollout_key("mock-cancel-normal", 7)
+    >>> key, parse_rollout_key(key)
+    ('{"scenario_id": "mock-cancel-normal", "seed": 7}', ('mock-cancel-normal', 7))
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mads_bench.data_model import Message, Scenario, Trajectory
+from mads_bench.errors import UsageError
+from simulation.runner import BudgetSpent, RunLimits, conversation_seed, play_conversation
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+__all__ = [
+    "ChatTokens",
+    "ConversationRollout",
+    "Rollout",
+    "RolloutLimits",
+    "TokenConversation",
+    "conversation_rows",
+    "parse_rollout_key",
+    "play_rollouts",
+    "rollout_key",
+]
+
+logger = logging.getLogger(__name__)
+
+STOP = "</action>"
+_SENTINEL = "\u2063MADS-ROLLOUT-SENTINEL\u2063"
+
+Policy = Callable[[list[list[int]], int], list[list[int]]]
+"""``policy(contexts, max_new_tokens) -> new tokens per context`` (one batched generate)."""
+
+
+def rollout_key(scenario_id: str, seed: int) -> str:
+    """The ``prompt`` of a conversation-mode row: which scenario, with which seed."""
+    return json.dumps({"scenario_id": scenario_id, "seed": int(seed)})
+
+
+def parse_rollout_key(prompt: Any) -> tuple[str, int]:
+    """``(scenario_id, seed)`` of a rollout key.
+
+    Raises:
+        `UsageError`: When the prompt is no rollout key (a step-mode dataset in conversation
+            mode).
+    """
+    try:
+        key = json.loads(prompt)
+        return str(key["scenario_id"]), int(key["seed"])
+    except (TypeError, ValueError, KeyError) as error:
+        raise UsageError(
+            "rollout: conversation expects rows from `conversation_rows` (prompt = "
+            f'{{"scenario_id": ..., "seed": ...}}), got prompt {str(prompt)[:80]!r}'
+        ) from error
+
+
+def conversation_rows(
+    scenarios: Sequence[Scenario], *, repetitions: int = 1, seed: int = 0
+) -> Dataset:
+    """Training rows of conversation mode: one per scenario and repetition.
+
+    Args:
+        scenarios (`Sequence[Scenario]`): The training scenarios.
+        repetitions (`int`): Conversation seeds per scenario.
+        seed (`int`): Run seed the conversation seeds derive from
+            (`simulation.runner.conversation_seed`).
+
+    Returns:
+        `Dataset`: ``prompt`` (the rollout key), ``scenario_id``, ``domain``, ``complexity``
+        and ``conversation_seed``.
+    """
+    from datasets import Dataset
+
+    rows = []
+    for repetition in range(repetitions):
+        for scenario in scenarios:
+            conv_seed = conversation_seed(seed, scenario.id, repetition)
+            rows.append(
+                {
+                    "prompt": rollout_key(scenario.id, conv_seed),
+                    "scenario_id": scenario.id,
+                    "domain": scenario.domain,
+                    "complexity": scenario.complexity,
+                    "conversation_seed": conv_seed,
+                }
+            )
+    return Dataset.from_list(rows)
+
+
+@dataclass(frozen=True)
+class RolloutLimits:
+    """Bounds of one rollout.
+
+    Args:
+        max_tokens (`int`): Completion tokens (policy and environment) per conversation.
+        max_step_tokens (`int`): New tokens per assistant step.
+        max_assistant_steps (`int`): Assistant steps per conversation.
+        run (`RunLimits`): The runner's caps (turns, steps per turn, malformed turns, loops).
+    """
+
+    max_tokens: int = 2048
+    max_step_tokens: int = 192
+    max_assistant_steps: int = 16
+    run: RunLimits = field(default_factory=RunLimits)
+
+
+class ChatTokens:
+    """Chat-template arithmetic on token ids for one tokenizer.
+
+    Args:
+        tokenizer: A tokenizer with an append-only chat template.
+
+    Raises:
+        `UsageError`: When the template renders an assistant message in a way this cannot
+            split (no text after the content).
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        eos = tokenizer.eos_token_id
+        self.eos_ids = {eos} if isinstance(eos, int) else set(eos or [])
+        probe = self.render([{"role": "user", "content": "x"}, _assistant(_SENTINEL)], False)
+        self.closing = probe.split(_SENTINEL)[-1]  # "<|im_end|>\n" for ChatML
+        if not self.closing:
+            raise UsageError(
+                "the chat template ends an assistant message with nothing after its content; "
+                "conversation rollouts need a template that closes each message"
+            )
+
+    def render(self, messages: list[dict[str, str]], generation_prompt: bool) -> str:
+        return self.tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=generation_prompt
+        )
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    def prompt_ids(self, view: list[Message]) -> list[int]:
+        """The first assistant step's context: the view rendered with the generation prompt."""
+        return self.encode(self.render(_chat(view), True))
+
+    def between_steps(self, view: list[Message], step_at: int, policy_closed: bool) -> list[int]:
+        """Tokens of what follows the assistant message at ``view[step_at]`` up to the next
+        assistant header: its closing (unless the policy generated it), the runner's new
+        messages and the generation prompt."""
+        chat = _chat(view)
+        upto = self.render(chat[: step_at + 1], False)
+        full = self.render(chat, True)
+        if not full.startswith(upto):
+            raise UsageError(
+                "the chat template re-renders earlier messages when one is added (it is not "
+                "append-only); conversation rollouts cannot keep token alignment with it"
+            )
+        return self.encode(self._closing(policy_closed) + full[len(upto) :])
+
+    def end_ids(self, policy_closed: bool) -> list[int]:
+        """The end of the last assistant message (so TRL sees a terminated completion)."""
+        return self.encode(self._closing(policy_closed).rstrip("\n")) if not policy_closed else []
+
+    def _closing(self, policy_closed: bool) -> str:
+        if not policy_closed:
+            return self.closing
+        eos_text = self.tokenizer.decode(sorted(self.eos_ids)[:1])
+        return self.closing[len(eos_text) :] if self.closing.startswith(eos_text) else ""
+
+    def cut_step(self, new_ids: Sequence[int]) -> tuple[list[int], bool]:
+        """The policy's step out of a row of generated ids: up to the first end of message
+        (kept) or the end of the first ``</action>``; also whether the step ended there."""
+        ids = list(new_ids)
+        for index, token in enumerate(ids):
+            if token in self.eos_ids:
+                ids = ids[: index + 1]
+                break
+        text = self.tokenizer.decode(ids, skip_special_tokens=False)
+        if STOP not in text:
+            return ids, bool(ids) and ids[-1] in self.eos_ids
+        low, high = 1, len(ids)  # the shortest prefix that contains the stop string
+        while low < high:
+            middle = (low + high) // 2
+            if STOP in self.tokenizer.decode(ids[:middle], skip_special_tokens=False):
+                high = middle
+            else:
+                low = middle + 1
+        return ids[:low], True
+
+
+def _assistant(content: str) -> dict[str, str]:
+    return {"role": "assistant", "content": content}
+
+
+def _chat(view: list[Message]) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in view]
+
+
+@dataclass
+class Rollout:
+    """One played conversation at token level, with its trajectory and outcome."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    env_mask: list[int]
+    trajectory: Trajectory
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def policy_tokens(self) -> int:
+        return sum(self.env_mask)
+
+
+class TokenConversation:
+    """One conversation being played, with its tokens (see the module docstring).
+
+    Args:
+        scenario (`Scenario`): What is played.
+        seed (`int`): Conversation seed (user, backend adversities).
+        chat (`ChatTokens`): The tokenizer's template arithmetic.
+        limits (`RolloutLimits`): Bounds.
+        user (`str`): User agent spec.
+        user_backend: A built backend for a non-scripted ``user``.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        chat: ChatTokens,
+        limits: RolloutLimits,
+        *,
+        user: str = "scripted",
+        user_backend: Any = None,
+    ) -> None:
+        from simulation.agents import make_agent
+
+        self.scenario, self.chat, self.limits = scenario, chat, limits
+        user_agent = make_agent("user", user, scenario, seed=seed, backend=user_backend)
+        tool_agent = make_agent("tool", "backend", scenario, seed=seed)
+        self.game = play_conversation(
+            scenario, user_agent, tool_agent, assistant_spec="policy", seed=seed,
+            limits=limits.run,
+        )  # fmt: skip
+        self.completion_ids: list[int] = []
+        self.env_mask: list[int] = []
+        self.steps = 0
+        self.trajectory: Trajectory | None = None
+        self._closed = False  # the last policy step generated its own end of message
+        try:
+            self.view: list[Message] | None = next(self.game)
+        except StopIteration as finished:  # the user left before any assistant step
+            self.view, self.trajectory = None, finished.value
+        view = self.view if self.view is not None else self.trajectory.messages
+        self.prompt_ids = chat.prompt_ids(view)
+        if self.trajectory is not None:
+            self._append(chat.end_ids(False) or sorted(chat.eos_ids)[:1], 0)
+
+    @property
+    def active(self) -> bool:
+        return self.trajectory is None
+
+    def context(self) -> list[int]:
+        return self.prompt_ids + self.completion_ids
+
+    def budget(self) -> int:
+        """New tokens the next step may take."""
+        return min(self.limits.max_step_tokens, self.limits.max_tokens - len(self.completion_ids))
+
+    def take(self, new_ids: Sequence[int]) -> None:
+        """Play one generated step (raw ids of the batch row) and advance the conversation."""
+        step, ended = self.chat.cut_step(new_ids)
+        room = max(0, self.budget())
+        if len(step) > room:
+            step, ended = step[:room], False
+        self._append(step, 1)
+        self.steps += 1
+        self._closed = bool(step) and step[-1] in self.chat.eos_ids
+        if not ended and self.budget() <= 0:  # the token cap cut the step short
+            self._truncate()
+            return
+        at = len(self.view)
+        text = self.chat.decode(step).strip()
+        try:
+            view = self.game.send(text)
+        except StopIteration as finished:
+            self._end(finished.value)
+            return
+        between = self.chat.between_steps(view, at, self._closed)
+        if (
+            len(self.completion_ids) + len(between) >= self.limits.max_tokens
+            or self.steps >= self.limits.max_assistant_steps
+        ):
+            self._truncate()
+            return
+        self._append(between, 0)
+        self.view = view
+
+    def _truncate(self) -> None:
+        """End the conversation at its pending step (no end of message: TRL counts it as
+        truncated too)."""
+        try:
+            self.game.throw(BudgetSpent())
+        except StopIteration as finished:
+            self.trajectory = finished.value
+        self.view = None
+
+    def _end(self, trajectory: Trajectory) -> None:
+        self.trajectory, self.view = trajectory, None
+        self._append(self.chat.end_ids(self._closed), 0)
+
+    def _append(self, ids: Sequence[int], mask: int) -> None:
+        self.completion_ids.extend(ids)
+        self.env_mask.extend([mask] * len(ids))
+
+    def rollout(self) -> Rollout:
+        if self.trajectory is None:
+            raise RuntimeError("the conversation is still being played")
+        return Rollout(self.prompt_ids, self.completion_ids, self.env_mask, self.trajectory)
+
+
+def play_rollouts(
+    entries: Sequence[tuple[Scenario, int]],
+    policy: Policy,
+    chat: ChatTokens,
+    limits: RolloutLimits,
+    *,
+    user: str = "scripted",
+    user_backend: Any = None,
+    still_playing: Callable[[bool], bool] | None = None,
+) -> list[Rollout]:
+    """Play one conversation per ``(scenario, seed)`` entry, all steps of a round in one batch.
+
+    Args:
+        entries: ``(scenario, conversation seed)`` per conversation, in output order.
+        policy (`Policy`): Generates one step for each context of a batch.
+        chat (`ChatTokens`): Template arithmetic of the policy's tokenizer.
+        limits (`RolloutLimits`): Bounds of each conversation.
+        user (`str`): User agent spec; ``user_backend`` its built backend.
+        still_playing (`Callable`, *optional*): Called with "this process has conversations
+            left" each round; returns whether any process has (multi-process training keeps
+            generation rounds in step; default: this process only).
+
+    Returns:
+        `list[Rollout]`: In entry order, outcomes not yet filled.
+    """
+    games = [
+        TokenConversation(s, seed, chat, limits, user=user, user_backend=user_backend)
+        for s, seed in entries
+    ]
+    while True:
+        active = [g for g in games if g.active]
+        if not (still_playing(bool(active)) if still_playing else active):
+            break
+        budget = max((g.budget() for g in active), default=0)
+        outputs = policy([g.context() for g in active], budget) if active else policy([], 0)
+        for game, new_ids in zip(active, outputs, strict=True):
+            game.take(new_ids)
+    return [g.rollout() for g in games]
+
+
+class HFPolicy:
+    """Batched sampling with the trainer's model (TRL's own non-vLLM generation settings),
+    each row stopping at ``</action>`` or the end of message."""
+
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
+
+    def __call__(self, contexts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
+        import copy
+
+        import torch
+        from trl.models import unwrap_model_for_generation
+
+        if not contexts:
+            return []
+        trainer = self.trainer
+        tokenizer = trainer.processing_class
+        pad = tokenizer.pad_token_id
+        width = max(len(c) for c in contexts)
+        ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts])
+        mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts])
+        config = copy.deepcopy(trainer.generation_config)
+        config.max_new_tokens = max_new_tokens
+        config.stop_strings = [STOP]
+        device = trainer.accelerator.device
+        with (
+            unwrap_model_for_generation(
+                trainer.model_wrapped,
+                trainer.accelerator,
+                gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
+                generation_kwargs=trainer.generation_kwargs,
+                gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
+            ) as model,
+            torch.no_grad(),
+        ):
+            output = model.generate(
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                generation_config=config,
+                tokenizer=tokenizer,
+            )
+        return [row[width:].tolist() for row in output.cpu()]
+
+
+class ConversationRollout:
+    """TRL ``rollout_func`` of conversation-level GRPO (see the module docstring).
+
+    Args:
+        scenarios (`Mapping[str, Scenario]`): The training scenarios by id.
+        limits (`RolloutLimits`): Bounds of each conversation.
+        user (`str`): User agent spec (``scripted`` or a backend spec).
+        sage (`bool`): Count SAGE-Core failures per turn (for the ``sage_turns`` reward).
+        policy (`Policy`, *optional*): Replaces the trainer's model (tests); default
+            `HFPolicy` of the trainer.
+    """
+
+    def __init__(
+        self,
+        scenarios: Mapping[str, Scenario],
+        limits: RolloutLimits,
+        *,
+        user: str = "scripted",
+        sage: bool = True,
+        policy: Policy | None = None,
+    ) -> None:
+        self.scenarios, self.limits, self.user, self.sage = scenarios, limits, user, sage
+        self.policy = policy
+        self._chat: ChatTokens | None = None
+        self._user_backend: Any = None
+        self._embedder: Any = None
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        entries = [self._entry(p) for p in prompts]
+        rollouts = self.play(entries, trainer)
+        return {
+            "prompt_ids": [r.prompt_ids for r in rollouts],
+            "completion_ids": [r.completion_ids for r in rollouts],
+            "logprobs": None,  # TRL recomputes log-probabilities with the trained model
+            "env_mask": [r.env_mask for r in rollouts],
+            "outcome": [r.outcome for r in rollouts],
+            "trajectory": [r.trajectory.model_dump_json() for r in rollouts],
+        }
+
+    def play(self, entries: Sequence[tuple[Scenario, int]], trainer: Any) -> list[Rollout]:
+        """Play and summarise the entries' conversations with the trainer's policy."""
+        from rewards import summarise_conversation
+        from simulation.validator.embedding import Embedder
+
+        if self._chat is None:
+            self._chat = ChatTokens(trainer.processing_class)
+            if self.user != "scripted":
+                from simulation.backends import get_backend
+
+                self._user_backend = get_backend(self.user)
+            self._embedder = Embedder()
+        policy = self.policy or HFPolicy(trainer)
+        rollouts = play_rollouts(
+            entries, policy, self._chat, self.limits, user=self.user,
+            user_backend=self._user_backend, still_playing=_rounds_in_step(trainer),
+        )  # fmt: skip
+        for rollout, (scenario, _) in zip(rollouts, entries, strict=True):
+            rollout.outcome = summarise_conversation(
+                rollout.trajectory, scenario, max_steps=self.limits.max_assistant_steps,
+                policy_tokens=rollout.policy_tokens, embedder=self._embedder, sage=self.sage,
+            )  # fmt: skip
+        return rollouts
+
+    def _entry(self, prompt: Any) -> tuple[Scenario, int]:
+        scenario_id, seed = parse_rollout_key(prompt)
+        if scenario_id not in self.scenarios:
+            raise UsageError(f"rollout key names scenario {scenario_id!r}, not a training one")
+        return self.scenarios[scenario_id], seed
+
+
+def _rounds_in_step(trainer: Any) -> Callable[[bool], bool] | None:
+    accelerator = getattr(trainer, "accelerator", None)
+    if accelerator is None or accelerator.num_processes == 1:
+        return None
+    import torch
+
+    def any_process_playing(here: bool) -> bool:
+        flag = torch.tensor([int(here)], device=accelerator.device)
+        return bool(accelerator.gather(flag).sum().item())
+
+    return any_process_playing
+
+
+def conversation_training(
+    script_args: Any, training_args: Any, train: Dataset, reward_funcs: Sequence[Any]
+) -> tuple[Dataset, ConversationRollout]:
+    """Rows and ``rollout_func`` of ``rollout: conversation`` (``recipes/grpo.py``).
+
+    Args:
+        script_args: `GRPOScriptArguments` (scenarios, repetitions, user, step caps).
+        training_args: `trl.GRPOConfig` (``max_completion_length`` caps a rollout's tokens).
+        train (`Dataset`): The loaded train split (its ``scenario_id`` column).
+        reward_funcs: The resolved rewards (all must be conversation rewards).
+
+    Raises:
+        `UsageError`: A step reward, vLLM, an evaluation split, or too few rows per round.
+    """
+    from mads_bench.training.data import training_scenarios
+
+    check_reward_modes(reward_funcs, "conversation")
+    if training_args.use_vllm:
+        raise UsageError(
+            "rollout: conversation generates with the trained model (transformers); "
+            "use_vllm is not supported in this mode yet (see recipes/README.md)"
+        )
+    if training_args.eval_strategy != "no":
+        raise UsageError("rollout: conversation has no evaluation split; set eval_strategy: no")
+    scenarios = training_scenarios(
+        train, scenarios_file=script_args.scenarios_file,
+        num_scenarios=script_args.num_conversations, seed=script_args.subset_seed,
+    )  # fmt: skip
+    rows = conversation_rows(
+        scenarios, repetitions=script_args.rollout_repetitions, seed=training_args.seed
+    )
+    limits = RolloutLimits(
+        max_tokens=training_args.max_completion_length,
+        max_step_tokens=script_args.max_step_tokens,
+        max_assistant_steps=script_args.max_assistant_steps,
+        run=RunLimits(max_turns=script_args.max_turns),
+    )
+    sage = any(getattr(f, "__name__", "") == "sage_turns_reward" for f in reward_funcs)
+    rollout = ConversationRollout(
+        {s.id: s for s in scenarios}, limits, user=script_args.rollout_user, sage=sage
+    )
+    return rows, rollout
+
+
+def check_reward_modes(reward_funcs: Sequence[Any], rollout: str) -> None:
+    """Every reward must be made for the rollout mode (`rewards.conversation` marks its own).
+
+    Raises:
+        `UsageError`: Naming the rewards of the other mode.
+    """
+    wrong = [
+        getattr(f, "__name__", str(f))
+        for f in reward_funcs
+        if getattr(f, "rollout", "step") != rollout
+    ]
+    if wrong:
+        other = "step" if rollout == "conversation" else "conversation"
+        raise UsageError(
+            f"rollout: {rollout} cannot use the {other}-mode reward(s) {wrong}; conversation "
+            "rewards: task_success, partial_credit, gold_steps, sage_turns, "
+            "conversation_format, turn_cost"
+        )
