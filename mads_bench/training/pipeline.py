@@ -41,7 +41,9 @@ DEMO_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_demo.yaml"
 CPU_ACCELERATE_CONFIG = "accelerate_configs/cpu.yaml"
 
 
-def _stage_summary(output_dir: Path, wall_s: float) -> dict[str, Any]:
+def stage_summary(output_dir: Path, wall_s: float) -> dict[str, Any]:
+    """What a finished recipe run wrote (steps, s/step, peak RSS, bf16, reward and loss
+    curves), from its `train_results.json` and `trainer_state.json`."""
     metrics = json.loads((output_dir / "train_results.json").read_text())
     state = json.loads((output_dir / "trainer_state.json").read_text())
     steps = int(state["global_step"])
@@ -129,7 +131,7 @@ def run_recipe(
     wall = time.perf_counter() - start
     if code != 0:
         raise TrainingRunError(f"{recipe} failed (exit {code}), log {output_dir}.log:\n{tail}")
-    summary = _stage_summary(output_dir, wall)
+    summary = stage_summary(output_dir, wall)
     log(
         f"[train] {Path(recipe).stem}: {summary['steps']} steps, "
         f"{summary['seconds_per_step']} s/step, peak RSS {summary['peak_rss_mb']} MiB"
