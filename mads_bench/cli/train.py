@@ -10,6 +10,11 @@ from pathlib import Path
 from mads_bench.cli.args import positive_int
 from mads_bench.files import atomic_write_text, check_outputs
 
+ROLLOUT_CONFIGS = {
+    "step": "recipes/smollm2-135m/grpo/config_demo.yaml",
+    "conversation": "recipes/smollm2-135m/grpo/config_conversation.yaml",
+}
+
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("train", help="Train (SFT -> GRPO) and publish checkpoints.")
@@ -23,7 +28,19 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--dataset", required=True, help="build-dataset folder or Hub id.")
     run.add_argument("--out", type=Path, required=True, help="Writes OUT/sft and OUT/grpo.")
     run.add_argument("--sft-config", default="recipes/smollm2-135m/sft/config_demo.yaml")
-    run.add_argument("--grpo-config", default="recipes/smollm2-135m/grpo/config_demo.yaml")
+    run.add_argument(
+        "--rollout",
+        choices=ROLLOUT_CONFIGS,
+        help="GRPO mode: `step` (one Pre-Act step per completion, gold-step rewards; the paper; "
+        "the default) or `conversation` (whole simulated conversations rewarded by what got "
+        "done). Overrides `rollout` of a --grpo-config.",
+    )
+    run.add_argument(
+        "--grpo-config",
+        help="GRPO YAML (default: the SmolLM2-135M CPU config of the --rollout mode: "
+        + ", ".join(ROLLOUT_CONFIGS.values())
+        + ").",
+    )
     run.add_argument("--accelerate-config", default="accelerate_configs/cpu.yaml")
     run.add_argument("--sft-max-steps", type=positive_int, help="Override max_steps of SFT.")
     run.add_argument("--grpo-max-steps", type=positive_int, help="Override max_steps of GRPO.")
@@ -62,9 +79,10 @@ def run_pipeline(args: argparse.Namespace) -> int:
             args.dataset,
             args.out,
             sft_config=args.sft_config,
-            grpo_config=args.grpo_config,
+            grpo_config=args.grpo_config or ROLLOUT_CONFIGS[args.rollout or "step"],
             sft_args=_overrides(args.sft_max_steps, args.report_to),
-            grpo_args=_overrides(args.grpo_max_steps, args.report_to),
+            grpo_args=_overrides(args.grpo_max_steps, args.report_to)
+            + (["--rollout", args.rollout] if args.rollout else []),
             accelerate_config=args.accelerate_config,
             log=log,
         )

@@ -59,6 +59,7 @@ __all__ = [
     "Rollout",
     "RolloutLimits",
     "TokenConversation",
+    "VLLMPolicy",
     "conversation_rows",
     "parse_rollout_key",
     "play_rollouts",
@@ -70,8 +71,10 @@ logger = logging.getLogger(__name__)
 STOP = "</action>"
 _SENTINEL = "\u2063MADS-ROLLOUT-SENTINEL\u2063"
 
-Policy = Callable[[list[list[int]], int], list[list[int]]]
-"""``policy(contexts, max_new_tokens) -> new tokens per context`` (one batched generate)."""
+Policy = Callable[[list[list[int]], int], Any]
+"""``policy(contexts, max_new_tokens)``: one batched generate; returns the new tokens per
+context, or ``(tokens, logprobs)`` with the sampling log-probability of each new token (vLLM,
+for TRL's importance-sampling correction)."""
 
 
 def rollout_key(scenario_id: str, seed: int) -> str:
@@ -245,6 +248,7 @@ class Rollout:
     completion_ids: list[int]
     env_mask: list[int]
     trajectory: Trajectory
+    logprobs: list[float] | None = None
     outcome: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -285,6 +289,8 @@ class TokenConversation:
         )  # fmt: skip
         self.completion_ids: list[int] = []
         self.env_mask: list[int] = []
+        self.logprobs: list[float] = []  # sampling log-probs (0.0 on environment tokens)
+        self.has_logprobs = False
         self.steps = 0
         self.trajectory: Trajectory | None = None
         self._closed = False  # the last policy step generated its own end of message
@@ -308,13 +314,14 @@ class TokenConversation:
         """New tokens the next step may take."""
         return min(self.limits.max_step_tokens, self.limits.max_tokens - len(self.completion_ids))
 
-    def take(self, new_ids: Sequence[int]) -> None:
-        """Play one generated step (raw ids of the batch row) and advance the conversation."""
+    def take(self, new_ids: Sequence[int], logprobs: Sequence[float] | None = None) -> None:
+        """Play one generated step (raw ids of the batch row, and their sampling log-probs
+        when the policy gives them) and advance the conversation."""
         step, ended = self.chat.cut_step(new_ids)
         room = max(0, self.budget())
         if len(step) > room:
             step, ended = step[:room], False
-        self._append(step, 1)
+        self._append(step, 1, None if logprobs is None else list(logprobs)[: len(step)])
         self.steps += 1
         self._closed = bool(step) and step[-1] in self.chat.eos_ids
         if not ended and self.budget() <= 0:  # the token cap cut the step short
@@ -350,14 +357,20 @@ class TokenConversation:
         self.trajectory, self.view = trajectory, None
         self._append(self.chat.end_ids(self._closed), 0)
 
-    def _append(self, ids: Sequence[int], mask: int) -> None:
+    def _append(self, ids: Sequence[int], mask: int, logprobs: list[float] | None = None) -> None:
         self.completion_ids.extend(ids)
         self.env_mask.extend([mask] * len(ids))
+        if logprobs is not None:
+            self.has_logprobs = True
+        self.logprobs.extend(logprobs if logprobs is not None else [0.0] * len(ids))
 
     def rollout(self) -> Rollout:
         if self.trajectory is None:
             raise RuntimeError("the conversation is still being played")
-        return Rollout(self.prompt_ids, self.completion_ids, self.env_mask, self.trajectory)
+        logprobs = self.logprobs if self.has_logprobs else None
+        return Rollout(
+            self.prompt_ids, self.completion_ids, self.env_mask, self.trajectory, logprobs
+        )
 
 
 def play_rollouts(
@@ -395,8 +408,9 @@ def play_rollouts(
             break
         budget = max((g.budget() for g in active), default=0)
         outputs = policy([g.context() for g in active], budget) if active else policy([], 0)
-        for game, new_ids in zip(active, outputs, strict=True):
-            game.take(new_ids)
+        ids, logprobs = outputs if isinstance(outputs, tuple) else (outputs, None)
+        for index, (game, new_ids) in enumerate(zip(active, ids, strict=True)):
+            game.take(new_ids, None if logprobs is None else logprobs[index])
     return [g.rollout() for g in games]
 
 
@@ -444,6 +458,30 @@ class HFPolicy:
         return [row[width:].tolist() for row in output.cpu()]
 
 
+class VLLMPolicy:
+    """Batched sampling with TRL's vLLM engine (``use_vllm: true``; TRL syncs the weights
+    before each ``rollout_func`` call).
+
+    TRL 1.16's ``VLLMGeneration.generate(prompts=token ids, images, num_generations)`` takes
+    no per-call limits: its sampling parameters come from the config, so a conversation
+    config sets ``generation_kwargs: {stop: ["</action>"], include_stop_str_in_output: true,
+    max_tokens: <max_step_tokens>}`` (checked in `conversation_training`); rows are cut to
+    the step budget here as with transformers. Returns the tokens and their sampling
+    log-probabilities.
+    """
+
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
+
+    def __call__(self, contexts: list[list[int]], max_new_tokens: int) -> Any:
+        if not contexts:
+            return [], []
+        _, ids, logprobs, _ = self.trainer.vllm_generation.generate(
+            prompts=contexts, images=None, num_generations=1
+        )
+        return [list(row) for row in ids], [[lp[0] for lp in row] for row in logprobs]
+
+
 class ConversationRollout:
     """TRL ``rollout_func`` of conversation-level GRPO (see the module docstring).
 
@@ -477,7 +515,11 @@ class ConversationRollout:
         return {
             "prompt_ids": [r.prompt_ids for r in rollouts],
             "completion_ids": [r.completion_ids for r in rollouts],
-            "logprobs": None,  # TRL recomputes log-probabilities with the trained model
+            # vLLM's sampling log-probs (importance-sampling correction); with transformers
+            # TRL needs none: it scores the tokens with the trained model itself
+            "logprobs": None
+            if any(r.logprobs is None for r in rollouts)
+            else [r.logprobs for r in rollouts],
             "env_mask": [r.env_mask for r in rollouts],
             "outcome": [r.outcome for r in rollouts],
             "trajectory": [r.trajectory.model_dump_json() for r in rollouts],
@@ -495,7 +537,8 @@ class ConversationRollout:
 
                 self._user_backend = get_backend(self.user)
             self._embedder = Embedder()
-        policy = self.policy or HFPolicy(trainer)
+        vllm = getattr(trainer, "use_vllm", False)
+        policy = self.policy or (VLLMPolicy(trainer) if vllm else HFPolicy(trainer))
         rollouts = play_rollouts(
             entries, policy, self._chat, self.limits, user=self.user,
             user_backend=self._user_backend, still_playing=_rounds_in_step(trainer),
@@ -539,16 +582,13 @@ def conversation_training(
         reward_funcs: The resolved rewards (all must be conversation rewards).
 
     Raises:
-        `UsageError`: A step reward, vLLM, an evaluation split, or too few rows per round.
+        `UsageError`: A step reward, vLLM settings it cannot use, or an evaluation split.
     """
     from mads_bench.training.data import training_scenarios
 
     check_reward_modes(reward_funcs, "conversation")
     if training_args.use_vllm:
-        raise UsageError(
-            "rollout: conversation generates with the trained model (transformers); "
-            "use_vllm is not supported in this mode yet (see recipes/README.md)"
-        )
+        check_vllm_settings(training_args, script_args.max_step_tokens)
     if training_args.eval_strategy != "no":
         raise UsageError("rollout: conversation has no evaluation split; set eval_strategy: no")
     scenarios = training_scenarios(
@@ -569,6 +609,33 @@ def conversation_training(
         {s.id: s for s in scenarios}, limits, user=script_args.rollout_user, sage=sage
     )
     return rows, rollout
+
+
+def check_vllm_settings(training_args: Any, max_step_tokens: int) -> None:
+    """What conversation rollouts need from TRL 1.16's vLLM generation (see `VLLMPolicy`).
+
+    Raises:
+        `UsageError`: Server mode or tensor parallelism across several training processes
+            (TRL gathers and slices every ``generate`` call's prompts across processes, which
+            assumes as many prompts on each; conversations end at different rounds), or
+            ``generation_kwargs`` without the step's stop string or step budget.
+    """
+    import os
+
+    processes = int(os.environ.get("WORLD_SIZE", "1"))
+    shared = training_args.vllm_mode == "server" or training_args.vllm_tensor_parallel_size > 1
+    if processes > 1 and shared:
+        raise UsageError(
+            "rollout: conversation with use_vllm needs vllm_mode: colocate with "
+            "vllm_tensor_parallel_size: 1 when training on several processes"
+        )
+    settings = training_args.generation_kwargs or {}
+    if STOP not in (settings.get("stop") or []) or not settings.get("include_stop_str_in_output"):
+        raise UsageError(
+            f'rollout: conversation with use_vllm needs generation_kwargs: {{stop: ["{STOP}"], '
+            f"include_stop_str_in_output: true, max_tokens: {max_step_tokens}}} (vLLM's "
+            "sampling settings are fixed per run in TRL 1.16)"
+        )
 
 
 def check_reward_modes(reward_funcs: Sequence[Any], rollout: str) -> None:

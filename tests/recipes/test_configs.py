@@ -9,7 +9,7 @@ from accelerate.commands.config.config_args import ClusterConfig
 from trl import GRPOConfig, ModelConfig, SFTConfig, TrlParser
 
 from mads_bench.training import GRPOScriptArguments, SFTScriptArguments
-from mads_bench.training.rollout import check_reward_modes
+from mads_bench.training.rollout import check_reward_modes, check_vllm_settings
 from rewards import get_reward_funcs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,6 +54,8 @@ def test_config_parses_with_qlora_and_completion_only_loss(path: Path) -> None:
         else:  # what got done leads; a rollout may not outgrow its completion budget
             assert weights["task_success"] == 1.0
             assert script_args.max_step_tokens < training_args.max_completion_length
+            if training_args.use_vllm:  # what TRL 1.16's vLLM generation needs here
+                check_vllm_settings(training_args, script_args.max_step_tokens)
         # the generation round holds whole groups of num_generations completions
         assert training_args.generation_batch_size % training_args.num_generations == 0
 

@@ -207,3 +207,49 @@ def test_reward_modes_are_checked():
         get_reward_funcs(["gold_steps"])[0](["a transcript"], prompts=["p"])
     with pytest.raises(UsageError, match="conversation_rows"):
         parse_rollout_key([{"role": "user", "content": "hi"}])
+
+
+class StandInVLLM:
+    """Stands in for TRL 1.16's `VLLMGeneration` (no GPU here): the documented
+    `generate(prompts, images, num_generations) -> (prompt_ids, completion_ids, logprobs,
+    logprob_token_ids)` with top-1 logprobs per token, replaying fixed streams."""
+
+    def __init__(self, streams):
+        self.streams, self.calls = streams, []
+
+    def generate(self, prompts, images, num_generations):
+        self.calls.append((len(prompts), images, num_generations))
+        stream = self.streams[(len(self.calls) - 1) % len(self.streams)]
+        ids = [list(stream) for _ in prompts]
+        logprobs = [[[-0.5 - i / 100] for i in range(len(stream))] for _ in prompts]
+        return prompts, ids, logprobs, [[[t] for t in row] for row in ids]
+
+
+def test_vllm_policy_passes_sampling_logprobs_for_policy_tokens_only(tokenizer, chat):
+    streams = [chat.encode(TOOL_STEP), chat.encode(SAY_STEP)]
+    engine = StandInVLLM(streams)
+    trainer = SimpleNamespace(processing_class=tokenizer, use_vllm=True, vllm_generation=engine)
+    scenario = mock()
+    rollout = ConversationRollout({scenario.id: scenario}, RolloutLimits(), sage=False)
+    key = conversation_rows([scenario])["prompt"][0]
+    out = rollout([key, key], trainer)
+    # one generate per round, token prompts, one completion per (already repeated) prompt
+    assert engine.calls and all(call == (2, None, 1) for call in engine.calls)
+    for ids, mask, logprobs in zip(out["completion_ids"], out["env_mask"], out["logprobs"],
+                                   strict=True):  # fmt: skip
+        assert len(logprobs) == len(ids)
+        policy = [lp for lp, m in zip(logprobs, mask, strict=True) if m == 1]
+        assert policy and all(lp < 0 for lp in policy)  # the engine's sampling log-probs
+        assert all(lp == 0.0 for lp, m in zip(logprobs, mask, strict=True) if m == 0)
+
+
+def test_vllm_settings_are_checked():
+    from trl import GRPOConfig
+
+    from mads_bench.training.rollout import check_vllm_settings
+
+    args = GRPOConfig(output_dir="unused", use_vllm=False, use_cpu=True)
+    with pytest.raises(UsageError, match="generation_kwargs"):
+        check_vllm_settings(args, 192)
+    args.generation_kwargs = {"stop": ["</action>"], "include_stop_str_in_output": True}
+    check_vllm_settings(args, 192)

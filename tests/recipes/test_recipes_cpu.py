@@ -258,3 +258,20 @@ def test_train_run_cli_chains_sft_then_grpo(tiny_dataset: Path, tmp_path: Path) 
     assert summary["sft"]["steps"] == summary["grpo"]["steps"] == 2
     assert summary["sft"]["peak_rss_mb"] > 0 and len(summary["grpo"]["rewards"]) == 2
     assert "[train] grpo" in log and (out / "grpo" / "adapter_model.safetensors").is_file()
+
+
+def test_train_run_cli_chains_sft_then_conversation_grpo(mock_dataset: Path, tmp_path: Path):
+    out = tmp_path / "pipeline"
+    log = run_recipe(
+        [sys.executable, "-m", "mads_bench", "train", "run", "--dataset", str(mock_dataset),
+         "--out", str(out), "--sft-config", "recipes/tiny-lm/sft/config_test.yaml",
+         "--grpo-config", "recipes/tiny-lm/grpo/config_conversation.yaml",
+         "--rollout", "conversation", "--summary", str(tmp_path / "summary.json")],
+        tmp_path,
+    )  # fmt: skip
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    # SFT, then conversation GRPO continuing its adapter, 2 steps each
+    assert summary["sft"]["steps"] == summary["grpo"]["steps"] == 2
+    assert "GRPO (conversation rollouts)" in (out / "grpo.log").read_text() + log
+    state = json.loads((out / "grpo" / "trainer_state.json").read_text())
+    assert all("rewards/task_success_reward/mean" in r for r in state["log_history"][:2])
