@@ -8,7 +8,10 @@ Per turn, deterministically and without memory across turns:
   extraction above the confidence floor): "is it missing from s_t?"
 * WNF — one criterion per field the agent requests (REQUEST acts, or question sentences in the
   text-only case): "is it outside Next(W, s)?"
-* PC  — one criterion per turn: "does a_t confirm while the outcome predicate O(s) is false?"
+* PC  — one criterion per turn: "does a_t confirm while the outcome predicate O(s) is false,
+  or report the commit out of W's order (confirm → affirm → commit)?" Its arguments say
+  whether a_t claims success (NOTIFY_SUCCESS, or a success statement in the text), whether
+  the user affirmed (AFFIRM; unknown without acts) and which required slots u_t filled.
 
 ``s`` is the state the agent acts on, i.e. ``state_after`` (SGD annotates the state after the
 user's utterance; every SGD dev CONFIRM/NOTIFY_SUCCESS has all required slots filled there,
@@ -17,7 +20,7 @@ while 6,371 of 9,934 would fail on ``state_before``).
 
 from __future__ import annotations
 
-from evaluators.sage.extract import extract_user_values, request_sentences
+from evaluators.sage.extract import claims_success, extract_user_values, request_sentences
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.workflow import WorkflowSpec
 
@@ -125,9 +128,17 @@ def compile_turn(
                 )
             )
 
-    confirms = None
+    confirms = claims = affirmed = None
     if record.agent_acts is not None:
         confirms = any(a.act in CONFIRM_ACTS for a in record.agent_acts)
+        claims = any(a.act == "NOTIFY_SUCCESS" for a in record.agent_acts)
+    else:
+        claims = claims_success(record.agent)
+    if record.user_acts:  # annotated user acts (MADS turn records carry none)
+        affirmed = any(a.act == "AFFIRM" for a in record.user_acts)
+    filled_now = spec.filled_this_turn(
+        record.service, record.intent, record.state_before, record.state_after
+    )
     criteria.append(
         Criterion(
             criterion_id="PC",
@@ -137,6 +148,9 @@ def compile_turn(
                 "transactional": intent.transactional,
                 "outcome": intent.transactional and not next_fields,
                 "missing": next_fields,
+                "claims": claims,
+                "affirmed": affirmed,
+                "filled_now": filled_now,
             },
             evidence={"agent_span": record.agent, "missing": next_fields},
             text="Does the agent confirm or report completing the task although "

@@ -223,3 +223,32 @@ def has_confirmation_cue(text: str) -> bool:
     return bool(_DONE.search(text)) or any(
         f" {normalize_text(c)} " in norm for c in CONFIRMATION_CUES
     )
+
+
+_CONFIRM_REQUEST = re.compile(
+    r"\b(?:please confirm|can you confirm|could you confirm|confirm (?:that|the|these|this|me)|"
+    r"to confirm|confirming|is (?:that|this|it|everything) (?:correct|right|ok|okay|fine)|"
+    r"details correct|shall i|should i|do you want me to|would you like me to|want me to|"
+    r"please verify|to verify|kindly (?:ensure|confirm|verify))\b",
+    re.IGNORECASE,
+)
+_SUCCESS = re.compile(
+    r"\b(?:all set|good to go|(?:is|are|has been|have been|was|were) (?:now )?(?:confirmed|"
+    r"booked|reserved|scheduled|placed|made|completed|done|sent|processed|set up)|"
+    r"went through|taken care of|successfully|i've made|i have made|"
+    r"(?:went|gone) ahead and (?:booked|reserved|placed|made|scheduled|ordered|bought|"
+    r"purchased|sent|transferred|set up|added))\b",
+    re.IGNORECASE,
+)
+
+
+def claims_success(text: str) -> bool:
+    """True when an agent reply reports the task as done (a statement, not a question and
+    not a request to confirm the details first)."""
+    for sentence in split_sentences(text, newlines=False):
+        if sentence.rstrip().endswith("?") or _CONFIRM_REQUEST.search(sentence):
+            continue
+        if _DONE.search(sentence) or _SUCCESS.search(sentence):
+            return True
+    return False
+

@@ -80,13 +80,27 @@ def score_criterion(
     return _SCORERS[criterion.failure_class](criterion.args, record, spec, requests)
 
 
+def _statements(record: TurnRecord) -> list[str]:
+    """Sentences of the recent context that can inform a flag: the user's own questions
+    ("Is smoking allowed?") ask about a slot, they do not set it; the agent's questions stay
+    (a "yes" to "Do you want smoking?" does)."""
+    items = [(h.speaker, h.text) for h in record.history[-2:]] + [("user", record.user)]
+    out = []
+    for speaker, text in items:
+        for sentence in split_sentences(text, newlines=False):
+            if speaker == "user" and sentence.rstrip().endswith("?"):
+                continue
+            out.append(sentence)
+    return out
+
+
 def _uv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
     value, slot = args["value"], args["slot"]
     context = context_texts(record)
     key = typed_key(value)
     if key and key[0] == "bool":
         words = [w for w in slot.split("_") if w not in _SLOT_FILLER_WORDS and len(w) > 2]
-        text = normalize_text(" ".join(context[-3:]))
+        text = normalize_text(" ".join(_statements(record)[-6:]))
         hits = [w for w in words if re.search(rf"\b{re.escape(w[:5])}", text)]
         score = 0.9 if hits else 0.3
         return lambda _v: (score, f"slot words {hits or words} {'found' if hits else 'absent'}")

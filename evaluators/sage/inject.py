@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,8 +169,12 @@ def build_slice(
     seed: int = 0,
     inject_rate: float = 0.5,
     split: str = "bench",
+    injector: Callable[..., tuple[TurnRecord, dict[str, Any]] | None] | None = None,
 ) -> tuple[list[TurnRecord], list[TurnLabel], list[dict[str, Any]]]:
     """Sample ``n`` turns and inject failures into about ``inject_rate`` of them.
+
+    ``injector`` applies one operator (default `inject`; `inject_varied.inject_varied` is the
+    second, independently written one); the sampled turns do not depend on it.
 
     Returns:
         `tuple`: Records (with acts), labels, and one injection description per turn.
@@ -202,7 +207,7 @@ def build_slice(
             break
         # The class furthest from its quota first, so rare operators (IUV) get their share.
         for kind in sorted((k for k in CLASSES if quota[k]), key=lambda k: -quota[k]):
-            result = inject(chosen[i], kind, spec, pools, rng)
+            result = (injector or inject)(chosen[i], kind, spec, pools, rng)
             if result:
                 records[i], details = result
                 notes[i] = {"class": kind, **details}

@@ -165,6 +165,19 @@ def typed_key(text: str) -> tuple[str, str] | None:
     return None
 
 
+CONTENTLESS = frozenset(
+    "a an the in on at of to for and or is it am pm".split()
+)
+"""Words that can never by themselves support a slot value (stop words, bare units): a state
+value that normalises to one of them is supported only by a typed match, never by sharing
+that token with the text."""
+
+
+def is_contentless(value: str) -> bool:
+    """True for a value that is a lone stop word or unit (``pm``, ``in``, ``the``)."""
+    return normalize_text(value) in CONTENTLESS
+
+
 def value_similarity(a: str, b: str) -> float:
     """Similarity of two slot values in [0, 1]; typed values compare by their canonical key."""
     na, nb = normalize_text(a), normalize_text(b)

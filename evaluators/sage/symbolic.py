@@ -4,18 +4,22 @@ Each rule returns ``(fires, note)`` with ``fires`` True / False, or None to abst
 criterion up the cascade). S1 decisions carry margin 1.0.
 
 * UV: supported (False) when a user INFORM act of this turn carries the value, or the
-  normalised value occurs word for word in h_{<t} ∪ {u_t}; otherwise abstain (S2 decides).
+  normalised value occurs word for word in h_{<t} ∪ {u_t}; a value that is a lone stop word
+  or unit (``pm``, ``in``) is unsupported (True) whatever shares that token; otherwise
+  abstain (S2 decides).
 * IUV: not ignored (False) when s_t holds an equal value for the slot (or, text-only, for any
   slot); ignored (True) when an INFORM-ed slot is absent from s_t; otherwise abstain.
 * WNF: needs the requested slot (acts): legal next → False; filled already or not a slot of
   the intent → True; an optional slot still empty → abstain (indeterminate set).
-* PC: O(s) true → False; O(s) false and a confirm act → True, no confirm act → False; without
+* PC: W's order first: a success claim (NOTIFY_SUCCESS, or a success statement text-only) in
+  the turn that fills a required slot, or with acts without the user's AFFIRM → True. Then
+  O(s) true → False; O(s) false and a confirm act → True, no confirm act → False; without
   acts and O(s) false → abstain (S2 checks whether the text confirms).
 """
 
 from __future__ import annotations
 
-from evaluators.sage.normalize import normalize_text, value_similarity
+from evaluators.sage.normalize import is_contentless, normalize_text, value_similarity
 from evaluators.sage.records import Criterion, TurnRecord
 
 EXACT = 0.999
@@ -46,6 +50,8 @@ def _uv(args: dict, record: TurnRecord) -> tuple[bool | None, str]:
         if act.act == "INFORM" and act.slot == slot:
             if any(value_similarity(value, v) >= EXACT for v in act.values):
                 return False, f"user INFORM {slot}={act.values[0]!r} supports it"
+    if is_contentless(value):
+        return True, f"{value!r} is a lone stop word or unit: no span can support it"
     needle = f" {normalize_text(value)} "
     for i, text in enumerate(context_texts(record)):
         if needle.strip() and needle in f" {normalize_text(text)} ":
@@ -80,14 +86,21 @@ def _wnf(args: dict, record: TurnRecord) -> tuple[bool | None, str]:
 
 
 def _pc(args: dict, record: TurnRecord) -> tuple[bool | None, str]:
-    if args["outcome"]:
-        return False, "O(s) holds: all required fields are filled"
-    if args["confirms"] is None:
-        return None, "O(s) false; does the text confirm? needs grounding"
-    if args["confirms"]:
-        why = f"missing {args['missing']}" if args["transactional"] else "not a transaction"
-        return True, f"agent confirms while O(s) is false ({why})"
-    return False, "agent does not confirm"
+    if args.get("claims") and args.get("filled_now"):
+        return True, (
+            f"reports the commit in the turn that filled {args['filled_now']}: W's confirm → "
+            "affirm step was skipped"
+        )
+    if not args["outcome"]:
+        if args["confirms"] is None:
+            return None, "O(s) false; does the text confirm? needs grounding"
+        if args["confirms"]:
+            why = f"missing {args['missing']}" if args["transactional"] else "not a transaction"
+            return True, f"agent confirms while O(s) is false ({why})"
+        return False, "agent does not confirm"
+    if args.get("claims") and args.get("affirmed") is False:
+        return True, "reports the commit although the user affirmed no confirmation"
+    return False, "O(s) holds: all required fields are filled"
 
 
 _RULES = {"UV": _uv, "IUV": _iuv, "WNF": _wnf, "PC": _pc}

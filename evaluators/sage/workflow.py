@@ -11,6 +11,11 @@ or the path of a ``schema.json``.
   the state the agent acts on. SGD has no finer order (every system REQUEST in the dev split
   asks for an unfilled required slot), so the relation is "any unfilled required slot".
 * ``outcome``: the intent may be confirmed once every required slot is filled.
+* ``filled_this_turn``, for the legal ordering of a transactional intent (confirm before
+  commit): every required slot filled, then a confirmation of the complete request that the
+  user affirms, then the commit (SGD: REQUEST … → CONFIRM → user AFFIRM → NOTIFY_SUCCESS;
+  in SGD dev no NOTIFY_SUCCESS comes in a turn that fills a required slot, 0 of 1,877). A
+  commit reported in the very turn a required slot is filled skipped the confirmation.
 
 Example:
     >>> spec = WorkflowSpec.from_sgd_schema([{"service_name": "S", "slots": [
@@ -178,3 +183,18 @@ class WorkflowSpec:
     def outcome(self, service: str, intent: str, state: Mapping[str, str]) -> bool:
         """O(s): every required slot of the intent is filled."""
         return not self.next_fields(service, intent, state)
+
+    def filled_this_turn(
+        self,
+        service: str,
+        intent: str,
+        before: Mapping[str, str],
+        after: Mapping[str, str],
+    ) -> list[str]:
+        """Required slots of a transactional intent filled by this turn (empty before, set
+        after): a commit reported now would skip the confirm → affirm step."""
+        spec = self.intent(service, intent)
+        if not spec.transactional:
+            return []
+        return [s for s in spec.required if not before.get(s) and after.get(s)]
+

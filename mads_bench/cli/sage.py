@@ -42,6 +42,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument(
         "--inject-rate", type=unit_interval, default=0.5, help="Share injected (0.5)."
     )
+    bench.add_argument(
+        "--injector",
+        choices=("copy", "varied"),
+        default="copy",
+        help="Failure operators: `copy` (real SGD turns copied in; the calibration injector) "
+        "or `varied` (text composed per turn, PC in the last slot's turn, WNF through slot "
+        "descriptions, UV values sharing words with the user's).",
+    )
     bench.add_argument("--out", type=Path, required=True, help="Output folder.")
     bench.add_argument(
         "--evaluate",
@@ -118,7 +126,12 @@ def run_bench(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as err:
         raise UsageError(str(err)) from None
     check_outputs({"--sgd": args.sgd}, {"--out": args.out}, folders=["--out"])
-    records, labels, injections = build_slice(dialogues, spec, args.n, args.seed, args.inject_rate)
+    from evaluators.sage.inject_varied import inject_varied
+
+    injector = inject_varied if args.injector == "varied" else None
+    records, labels, injections = build_slice(
+        dialogues, spec, args.n, args.seed, args.inject_rate, injector=injector
+    )
     write_jsonl(args.out / "turns.jsonl", records)
     write_jsonl(args.out / "turns.text_only.jsonl", [r.without_acts() for r in records])
     write_jsonl(args.out / "labels.jsonl", labels)
@@ -130,6 +143,7 @@ def run_bench(args: argparse.Namespace) -> int:
         "schema": str(args.sgd / "schema.json"),
         "n": len(records),
         "seed": args.seed,
+        "injector": args.injector,
         "injected": sum(lb.label == "failure" for lb in labels),
     }
     atomic_write_text(args.out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
