@@ -251,4 +251,3 @@ def claims_success(text: str) -> bool:
         if _DONE.search(sentence) or _SUCCESS.search(sentence):
             return True
     return False
-

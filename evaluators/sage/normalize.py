@@ -165,9 +165,7 @@ def typed_key(text: str) -> tuple[str, str] | None:
     return None
 
 
-CONTENTLESS = frozenset(
-    "a an the in on at of to for and or is it am pm".split()
-)
+CONTENTLESS = frozenset("a an the in on at of to for and or is it am pm".split())
 """Words that can never by themselves support a slot value (stop words, bare units): a state
 value that normalises to one of them is supported only by a typed match, never by sharing
 that token with the text."""

@@ -197,4 +197,3 @@ class WorkflowSpec:
         if not spec.transactional:
             return []
         return [s for s in spec.required if not before.get(s) and after.get(s)]
-
