@@ -80,6 +80,19 @@ def score_criterion(
     return _SCORERS[criterion.failure_class](criterion.args, record, spec, requests)
 
 
+_NEGATION = re.compile(r"\b(?:no|not|don't|dont|doesn't|isn't|without|never|nope)\b|n't\b", re.I)
+
+
+def _flag_said(words: list[str], sentences: list[str]) -> bool | None:
+    """The polarity the conversation gives a flag: the last sentence naming one of the slot's
+    words, negated or not (None when no sentence names it)."""
+    for sentence in reversed(sentences):
+        text = normalize_text(sentence)
+        if any(re.search(rf"\b{re.escape(w[:5])}", text) for w in words):
+            return not _NEGATION.search(sentence)
+    return None
+
+
 def _statements(record: TurnRecord) -> list[str]:
     """Sentences of the recent context that can inform a flag: the user's own questions
     ("Is smoking allowed?") ask about a slot, they do not set it; the agent's questions stay
@@ -100,10 +113,15 @@ def _uv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) 
     key = typed_key(value)
     if key and key[0] == "bool":
         words = [w for w in slot.split("_") if w not in _SLOT_FILLER_WORDS and len(w) > 2]
-        text = normalize_text(" ".join(_statements(record)[-6:]))
-        hits = [w for w in words if re.search(rf"\b{re.escape(w[:5])}", text)]
-        score = 0.9 if hits else 0.3
-        return lambda _v: (score, f"slot words {hits or words} {'found' if hits else 'absent'}")
+        said = _flag_said(words, _statements(record)[-6:])
+        if said is None:
+            return lambda _v: (0.3, f"slot words {words} absent")
+        agrees = said == (key[1] == "true")
+        score = 0.9 if agrees else 0.2
+        return lambda _v: (
+            score,
+            f"slot words {words} said as {said} ({'agrees' if agrees else 'contradicts'})",
+        )
     if key and key[0] == "dontcare":
         recent = normalize_text(" ".join(context[-3:])) + " "
         found = next((p for p in DONTCARE_PHRASES if p in recent), None)

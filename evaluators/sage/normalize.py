@@ -190,12 +190,27 @@ def value_similarity(a: str, b: str) -> float:
     return SequenceMatcher(None, na, nb).ratio()
 
 
+def _typed_support(value: str, key: tuple[str, str], window: str) -> float:
+    window = re.sub(r"[^\w:' -]", " ", window).strip()  # "march 3." reads as "march 3"
+    other = typed_key(window)
+    if other and other[0] == key[0]:
+        return value_similarity(value, window)
+    nv, nw = normalize_text(value), normalize_text(window)
+    if f" {nv} " in f" {nw} ":
+        return 0.9
+    if f" {nw} " in f" {nv} ":  # a fragment of the value: support for part of it only
+        return 0.9 * len(nw.split()) / len(nv.split())
+    return SequenceMatcher(None, nv, nw).ratio() * 0.5
+
+
 def span_support(value: str, text: str) -> tuple[float, str]:
     """Best support of ``value`` in ``text``: (score in [0, 1], the span).
 
     Whole-word containment of the normalised value scores 1.0; a typed value scores 1.0 when
-    some span of the text has the same canonical key; otherwise the best fuzzy ratio over
-    word windows of about the value's length.
+    some span of the text has the same canonical key, and a span that is only a fragment of
+    it ("march" or "pm" for "March 10th" or "7:30 pm") counts by the share of the value's
+    words it covers, never as the value; otherwise the best fuzzy ratio over word windows of
+    about the value's length.
     """
     nv, nt = normalize_text(value), normalize_text(text)
     if not nv or not nt:
@@ -210,7 +225,7 @@ def span_support(value: str, text: str) -> tuple[float, str]:
         for i in range(0, max(1, len(words) - n + 1)):
             window = " ".join(words[i : i + n])
             if key:
-                score = value_similarity(value, window)
+                score = _typed_support(value, key, window)
             else:
                 matcher = SequenceMatcher(None, nv, window)
                 if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:

@@ -101,3 +101,25 @@ def test_varied_pc_lands_in_the_last_slots_turn(dev):
     injected, note = inject_varied(same[0], "PC", spec, pools, rng)
     assert note == {"placement": "same_turn"} and injected.agent_acts[0].act == "NOTIFY_SUCCESS"
     assert pc_decision(spec, injected)[0] is True
+
+
+def test_support_must_cover_the_value():
+    from evaluators.sage.normalize import span_support
+
+    # a fragment of a typed value ("march", "pm") is not the value
+    assert span_support("March 10th", "I want to know the weather for march 2nd.")[0] < 0.5
+    assert span_support("7:30 pm", "Make it 6 pm please.")[0] < 0.5
+    # the whole value, also before a full stop, is
+    assert span_support("March 3rd", "What about Larkspur on March 3rd.")[0] == 1.0
+
+
+def test_a_flag_takes_the_polarity_it_was_said_with(spec):
+    from evaluators.sage.grounding_scores import _flag_said, _statements
+
+    record = turn(user="Is smoking allowed there? I need a place without smoking.")
+    sentences = _statements(record)
+    # the user's own question does not set the flag; the statement sets it to False
+    assert "Is smoking allowed there?" not in sentences
+    assert _flag_said(["smoking"], sentences) is False
+    assert _flag_said(["smoking"], _statements(turn(user="Smoking is fine with me."))) is True
+    assert _flag_said(["smoking"], _statements(turn(user="Is smoking allowed?"))) is None
