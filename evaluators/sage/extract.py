@@ -79,6 +79,12 @@ _WH = re.compile(
     r"tell me|let me know|please (?:provide|specify|give))\b",
     re.IGNORECASE,
 )
+_NEED = re.compile(  # requests without a question word: "I'll also need the ...", "And the ...?"
+    r"^\s*(?:and (?:the|your|a)\b.*\?\s*$|(?:i'll|i will|i'd|i would) (?:also |still )?"
+    r"(?:need|require)\b|(?:could|can|may) i (?:also )?(?:have|get|ask)\b|(?:could|can) you "
+    r"(?:also )?(?:give|provide|share|send)\b)",
+    re.IGNORECASE,
+)
 CONFIRMATION_CUES = (
     "confirmed",
     "is booked",
@@ -204,7 +210,7 @@ def request_sentences(text: str, known_values: tuple[str, ...] = ()) -> list[str
             or len(sentence.split()) <= 6
             or re.search(r"tell me|let me know|please", sentence, re.IGNORECASE)
         )
-        if _WH.search(sentence) and asks:
+        if (_WH.search(sentence) and asks) or _NEED.search(sentence):
             out.append(sentence)
     return out
 

@@ -123,3 +123,12 @@ def test_a_flag_takes_the_polarity_it_was_said_with(spec):
     assert _flag_said(["smoking"], sentences) is False
     assert _flag_said(["smoking"], _statements(turn(user="Smoking is fine with me."))) is True
     assert _flag_said(["smoking"], _statements(turn(user="Is smoking allowed?"))) is None
+
+
+def test_requests_without_a_question_word_are_requests():
+    from evaluators.sage.extract import request_sentences
+
+    assert request_sentences("I'll also need the song name.")
+    assert request_sentences("And the number of riders to call the taxi for?")
+    assert not request_sentences("And the flight leaves at 5 pm.")
+    assert not request_sentences("I need a moment to check.")
