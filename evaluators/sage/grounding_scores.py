@@ -160,6 +160,18 @@ def _iuv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
     return finish
 
 
+_OFFER = re.compile(
+    r"\b(?:know|hear|learn|see|check|find out|look up|anything else|more (?:info|details))\b",
+    re.IGNORECASE,
+)
+_ASKS_CHOICE = re.compile(
+    r"\b(?:would you like|do you want|do you prefer|should (?:it |that |the \w+ )?be|"
+    r"let me know|tell me|may i ask|i'll (?:also )?need|i will (?:also )?need|which|what is the|"
+    r"what's the|what \w+ (?:would|do|should)|and the)\b",
+    re.IGNORECASE,
+)
+
+
 def _slot_prompt(spec: WorkflowSpec, service: str, slot: str) -> str:
     desc = spec.service(service).slots[slot].description
     return f"{slot.replace('_', ' ')}: {desc}"
@@ -185,9 +197,16 @@ def _wnf(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
         sims = {s: slot_sim(vectors, s) for s in prompts}
         top = max(sims, key=sims.__getitem__)
         if top not in args["next"] and top not in args["filled"] and sims[top] > NO_SLOT_FLOOR:
-            # Text-only: asking for a slot outside the intent is too often a legitimate
-            # question about a result to call it a wrong next field; abstain.
-            return float("nan"), f"asks for {top}, outside the intent (indeterminate)"
+            # Text-only: a question about a slot outside the intent is often an offer about a
+            # result ("Do you want to know the address?"): abstain on those; a request for
+            # the user's choice of it ("Which song would you like?") is a wrong next field.
+            if (
+                top in args["optional"]
+                or _OFFER.search(sentence)
+                or not _ASKS_CHOICE.search(sentence)
+            ):
+                return float("nan"), f"asks about {top}, outside the intent (indeterminate)"
+            return 1.0, f"asks the user to choose {top}, which is not a field of the intent"
         legal = max([sims[s] for s in args["next"]] + [NO_SLOT_FLOOR])
         worst = max((s for s in args["filled"] if s in sims), key=sims.__getitem__, default=None)
         if worst is None:
