@@ -76,27 +76,35 @@ class OfflineGroundingVerifier:
         gates (`dict[str, Gate]`, *optional*): Per-class gates; `DEFAULT_GATES` when None.
     """
 
+    CACHE_SIZE = 50_000
+    """Embeddings kept between batches (slot prompts, confirmation paraphrases and recurring
+    phrases are encoded once per process); the cache is emptied when it fills up."""
+
     def __init__(self, encoder: Any = "minilm", gates: dict[str, Gate] | None = None) -> None:
         self._encoder = encoder
         self.gates = dict(DEFAULT_GATES if gates is None else gates)
+        self._cache: dict[str, np.ndarray] = {}
 
     def encode(self, texts: list[str]) -> dict[str, np.ndarray]:
-        """Unit-norm embeddings of the distinct texts, in one batched call."""
+        """Unit-norm embeddings of the distinct texts; the ones not cached in one call."""
         unique = sorted(set(texts))
-        if not unique:
-            return {}
-        if isinstance(self._encoder, str):
-            from mads_bench.models import load_sentence_encoder
+        missing = [t for t in unique if t not in self._cache]
+        if missing:
+            if isinstance(self._encoder, str):
+                from mads_bench.models import load_sentence_encoder
 
-            self._encoder = load_sentence_encoder(self._encoder)
-        vectors = self._encoder.encode(
-            unique,
-            batch_size=128,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return dict(zip(unique, np.asarray(vectors), strict=True))
+                self._encoder = load_sentence_encoder(self._encoder)
+            vectors = self._encoder.encode(
+                missing,
+                batch_size=128,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+            if len(self._cache) + len(missing) > self.CACHE_SIZE:
+                self._cache.clear()
+            self._cache.update(zip(missing, np.asarray(vectors), strict=True))
+        return {t: self._cache[t] for t in unique}
 
     def scores(self, items: list[Item]) -> list[tuple[float, str]]:
         """Raw scores (before the gate) with a note on the best evidence, batched."""

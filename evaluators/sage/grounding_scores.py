@@ -20,6 +20,7 @@ finishes the score once the embeddings exist. Scores (before the gate):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
@@ -71,6 +72,18 @@ def _windows(texts: list[str], size: int, limit: int = 60) -> list[str]:
         for n in (size, size + 1):
             out.extend(" ".join(words[i : i + n]) for i in range(max(1, len(words) - n + 1)))
     return list(dict.fromkeys(w for w in out if w))[:limit]
+
+
+SEMANTIC_WINDOWS = 12
+"""Windows per UV criterion that go to the encoder: those closest to the value in characters
+(a window sharing no letters with the value is rarely its paraphrase, and encoding every
+window of the last two utterances was four fifths of a text-only turn's time)."""
+
+
+def _closest_windows(value: str, windows: list[str]) -> list[str]:
+    target = Counter(normalize_text(value))
+    overlap = {w: sum((target & Counter(w.lower())).values()) / (len(w) + 1) for w in windows}
+    return sorted(windows, key=lambda w: -overlap[w])[:SEMANTIC_WINDOWS]
 
 
 def score_criterion(
@@ -130,7 +143,7 @@ def _uv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) 
     lex, span = max((span_support(value, text) for text in context[-5:]), key=lambda x: x[0])
     if lex >= 0.999 or key:
         return lambda _v: (lex, f"best span {span!r}")
-    windows = _windows(context[-2:], max(1, len(normalize_text(value).split())))
+    windows = _closest_windows(value, _windows(context[-2:], len(normalize_text(value).split())))
     req.need(value, *windows)
 
     def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:
