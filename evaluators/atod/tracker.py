@@ -105,18 +105,39 @@ class MemoryTracker:
             `TrackerState`: The final goal table and the per-turn records.
         """
         self.reset()
-        for speaker, utterance in turns:
-            self.step(speaker, utterance)
+        start = time.perf_counter()
+        clauses = [_clauses(utterance) for _, utterance in turns]
+        flat = [clause for turn in clauses for clause in turn]
+        vectors = self._embed(flat)  # the whole dialogue's clauses in one encoder call
+        share = (time.perf_counter() - start) / max(1, len(turns))
+        offset = 0
+        for (speaker, utterance), turn in zip(turns, clauses, strict=True):
+            self._step(speaker, utterance, turn, vectors[offset : offset + len(turn)], share)
+            offset += len(turn)
         return self.state
 
     def step(self, speaker: str, utterance: str) -> list[TrackedGoal]:
         """Process one turn (online mode) and return the goal table after it."""
         start = time.perf_counter()
+        clauses = _clauses(utterance)
+        vectors = self._embed(clauses)
+        return self._step(speaker, utterance, clauses, vectors, time.perf_counter() - start)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self.embed(texts) if texts else np.zeros((0, self.store.dim), np.float32)
+
+    def _step(
+        self,
+        speaker: str,
+        utterance: str,
+        clauses: list[str],
+        vectors: np.ndarray,
+        embed_seconds: float,
+    ) -> list[TrackedGoal]:
+        start = time.perf_counter() - embed_seconds  # the turn's share of the encoder time
         self.turn += 1
         speaker = speaker.upper()
         before = {g.id: g.status for g in self.store.goals}
-        clauses = cues.split_clauses(utterance) or ([utterance] if utterance.strip() else [])
-        vectors = self.embed(clauses) if clauses else np.zeros((0, self.store.dim), np.float32)
         touched: dict[int, list[str]] = {}
         carried: list[int] = []
         for clause, vector in zip(clauses, vectors, strict=True):
@@ -291,3 +312,8 @@ class MemoryTracker:
                 ],
             }
         )
+
+
+def _clauses(utterance: str) -> list[str]:
+    return cues.split_clauses(utterance) or ([utterance] if utterance.strip() else [])
+
