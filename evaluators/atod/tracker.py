@@ -316,4 +316,3 @@ class MemoryTracker:
 
 def _clauses(utterance: str) -> list[str]:
     return cues.split_clauses(utterance) or ([utterance] if utterance.strip() else [])
-
