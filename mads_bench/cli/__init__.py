@@ -26,6 +26,7 @@ from mads_bench.cli import (
     sage,
     scenarios,
     simulate,
+    stats,
     train,
     validate,
 )
@@ -38,6 +39,7 @@ COMMAND_GROUPS = (
     simulate,
     import_apigen,
     validate,
+    stats,
     datasets,
     train,
     evaluation,

@@ -150,6 +150,7 @@ def render_card(
     out.append(_splits_section(convs, steps, report))
     out.append(_behaviors_section(convs))
     out.append(_generation_section(everything, report))
+    out.append(_variety_section(report))
     out.append(_LIMITATIONS)
     return "\n".join(out)
 
@@ -230,6 +231,41 @@ def _generation_section(everything: list[dict], report: BuildReport) -> str:
         + _table(["backends (per agent)", "conversations"], rows)
         + f"\n\nRun seeds (conversations): {seeds}.\n\nValidator judge: {validator}.\n\n"
         f"Input selection: {report.selection.summary()}.\n"
+    )
+
+
+def _variety_section(report: BuildReport) -> str:
+    from evaluators.realism import realism_stats
+
+    used = list(report.selection.used)
+    if not used:
+        return ""
+    stats = realism_stats(used)
+    rows = [
+        [f"`{kind}`", f["utterances"], f"{f['distinct_1']:.3f}", f"{f['distinct_2']:.3f}",
+         f"{f['distinct_3']:.3f}", f"{f['exact_dup']:.3f}", f"{f['mean_tokens']:.1f}"]
+        for kind, f in stats["texts"].items()
+    ]  # fmt: skip
+    same = stats["identical_repetitions"]
+    return (
+        "## Language variety\n\n"
+        "`mads-bench stats` on the conversations used (distinct-n and exact duplicates over a "
+        "seeded sample of at most 1,500 utterances per kind; word tokens). For scale: SGD dev "
+        "user turns give distinct-2 0.369, exact-dup 0.096 with the same definitions.\n\n"
+        + _table(
+            [
+                "text",
+                "utterances",
+                "distinct-1",
+                "distinct-2",
+                "distinct-3",
+                "exact-dup",
+                "mean tokens",
+            ],
+            rows,
+        )  # fmt: skip
+        + f"\n\n{same['scenarios']} of {same['of_repeated']} scenarios simulated more than once "
+        "have identical repetitions.\n"
     )
 
 
