@@ -1,9 +1,11 @@
 """The scripted assistant: a competent, grounded policy driven by the scenario's gold workflow.
 
 It calls the gold tools in order, but only with values it has grounded in the conversation
-(:mod:`simulation.agents.grounding`): it asks for slots the user has not given, checks a
-slot the user stated differently (goal revision), and says in its think when a value comes
-from the task context rather than the conversation.
+(:mod:`simulation.agents.grounding`): it asks for slots the user has not given and checks a
+slot the user stated differently (goal revision). Its ``<think>`` says only what a policy
+could know from the conversation and the tool results (what is missing, what a result or an
+error means, which rule applies): never the gold step index, nor where a value the
+conversation did not give came from.
 
 Write tools are confirmed with the user first. Recovery: ``timeout``/``backend_error`` are
 retried once in the same turn, then the user is asked whether to try again (one more
@@ -15,7 +17,7 @@ agrees; otherwise declined with alternatives (:mod:`simulation.agents.recovery`)
 impossible scenario runs its workflow and declines with its ``fallback_behavior``. The turn
 ends with a summary of what the tools returned (and any refusal still standing). Every
 step is rendered with :func:`mads_bench.pre_act.render_step` (so it strict-parses) and its
-think/plan name the tool, the slots, the error code and the step count.
+think/plan name the tool, the slots and the error code.
 """
 
 from __future__ import annotations
@@ -131,11 +133,10 @@ class ScriptedAssistant(RecoveryMixin):
             return self._finish()
         call = self.gold[self.pointer]
         args, missing, stale, derived = self.grounding.resolve(call.arguments, users, tools)
-        where = f"step {self.pointer + 1} of {len(self.gold)}"
         if missing:
             labels = " and ".join(f"the {slot_label(m)}" for m in missing)
             think = (
-                f"{call.name} ({where}) needs {labels}, which the user has not given yet; "
+                f"{call.name} needs {labels}, which the user has not given yet; "
                 "I ask instead of guessing."
             )
             ask = f"To go on instead, could you tell me {labels}?" if self.note else None
@@ -152,7 +153,7 @@ class ScriptedAssistant(RecoveryMixin):
             slot, stated = stale[0]
             self.awaiting = ("stale", slot, stated)
             think = (
-                f"Before {call.name} ({where}) I notice the {slot_label(slot)} the user "
+                f"Before {call.name} I notice the {slot_label(slot)} the user "
                 f"gave is {speech.render_value(stated)}; I check it before acting."
             )
             text = (
@@ -171,7 +172,7 @@ class ScriptedAssistant(RecoveryMixin):
                 self.awaiting = ("confirm", key)
                 self.asked.add(key)
                 think = (
-                    f"{call.name} ({where}) is a write and cannot be undone silently, so I "
+                    f"{call.name} is a write and cannot be undone silently, so I "
                     f"confirm {speech.describe_args(args)} with the user first."
                 )
                 lead = "Instead, I can" if self.note else f"{again}I am ready to"
@@ -198,15 +199,10 @@ class ScriptedAssistant(RecoveryMixin):
             )
         else:
             grounded = [k for k in args if k not in derived]
-            think = f"Next is {call.name} ({where})"
+            think = f"I can call {call.name} now"
             if grounded:
-                think += f"; {' and '.join(grounded)} came up in the conversation"
+                think += f": {' and '.join(grounded)} came up in the conversation"
             think += "."
-            if derived:
-                think += (
-                    f" {', '.join(derived)} did not come up yet, so I take it from the "
-                    "task context."
-                )
         return (
             think,
             Action.tool(call.name, args),
@@ -225,8 +221,8 @@ class ScriptedAssistant(RecoveryMixin):
             text = speech.spoken_fallback(self.scenario.fallback_behavior or "")
             names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "the tools"
             think = (
-                f"{reason}What {names} returned shows the task cannot be done as asked; "
-                "following the fallback, I explain why and offer alternatives."
+                f"{reason}What {names} returned shows the task cannot be done as asked, "
+                "so I explain why and offer alternatives."
             )
             return (
                 think,
@@ -239,10 +235,7 @@ class ScriptedAssistant(RecoveryMixin):
             or "nothing needed changing"
         )
         names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "no tools"
-        think = (
-            f"All {len(self.gold)} workflow steps are done ({names}); I summarise what "
-            "the tools returned."
-        )
+        think = f"The request is handled ({names}); I summarise what the tools returned."
         if self.refused:
             rules = "; ".join(
                 f"{slot_label(t)} was refused ({m.rstrip('. ')})" for t, m in self.refused.items()

@@ -149,3 +149,21 @@ def test_all_hand_written_scenarios_accepted_on_two_seeds(minilm_path) -> None:
     rejected = {t.id: t.verdict["checks"] for t in out if not t.verdict["passed"]}
     # 90 scenarios x 2 seeds, all accepted
     assert len(out) == 180 and rejected == {}
+
+
+def test_think_says_only_what_a_policy_could_know():
+    # no gold step index, no appeal to the scenario file, no "workflow" bookkeeping
+    import re
+
+    from mads_bench.catalog import load_all_scenarios
+    from mads_bench.pre_act import parse_step
+
+    leaks = re.compile(r"step \d+ of \d+|task context|fallback|workflow steps|gold", re.I)
+    found = []
+    for scenario in load_all_scenarios(include_mock=True):
+        for message in simulate(scenario, seed=0).messages:
+            if message.role == "assistant":
+                think = parse_step(message.content, strict=False).think or ""
+                if leaks.search(think):
+                    found.append((scenario.id, think))
+    assert found == []
