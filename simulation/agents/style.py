@@ -128,7 +128,17 @@ class StyleProfile:
         else:
             details = "; ".join(facts)
             body = " ".join([*sentences, *([f"Details: {details}."] if details else [])])
-        parts = [self.greeting if opening and self.greeting else "", body.strip()]
+        body = body.strip()
+        first = body.split(" ", 1)[0].split("'", 1)[0]
+        if (
+            opening
+            and self.greeting
+            and self.greeting.endswith(",")
+            and first[:2].istitle()
+            and len(first) > 1
+        ):
+            body = body[0].lower() + body[1:]  # "Hello, could you ..." ("I" stays)
+        parts = [self.greeting if opening and self.greeting else "", body]
         if closing and self.sign_off:
             parts.append(self.sign_off)
         text = (

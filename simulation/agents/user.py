@@ -1,7 +1,9 @@
 """The scripted user: plays a persona, knows the objective and slots, acts out behaviors.
 
-Deterministic for a (scenario, seed): the only randomness (which adversarial phrase) comes
-from ``random.Random(f"{seed}:{scenario.id}:{turn}")``. What it does each turn, in order:
+Deterministic for a (scenario, seed): the randomness (which realisation of each act, the
+order and phrasing of slot values: :mod:`simulation.agents.phrasing`; which adversarial
+phrase) comes from ``random.Random(f"{seed}:{scenario.id}:{turn}")``, so repetitions of a
+scenario are worded differently. What it does each turn, in order:
 
 1. opening (turn 0): greeting, the objective, and every slot that is neither withheld
    (``partial_information``) nor queued (``incremental_constraint_revelation``); withheld
@@ -28,6 +30,7 @@ from typing import Any
 from mads_bench.catalog import load_personas
 from mads_bench.data_model import InjectionRecord, Message, Scenario
 from simulation.agents.objective import vague_objective
+from simulation.agents.phrasing import PHRASES, facts_sentence, objective_sentence, pick
 from simulation.agents.style import StyleProfile
 from simulation.agents.text import (
     DONE_TOKEN,
@@ -46,7 +49,7 @@ _TONE = {
     "severe": ["This is ridiculous, I've wasted enough time already!", "Just fix it, seriously!"],
 }
 MAX_STALLS = 3
-FILLER = ("Sure, here you go.", "Here is another detail.")
+FILLER = (*PHRASES["give"], *PHRASES["another"])
 
 
 class ScriptedUser:
@@ -60,7 +63,7 @@ class ScriptedUser:
         >>> from mads_bench.catalog import load_domain
         >>> user = ScriptedUser(load_domain("mock").scenarios[0], seed=0)
         >>> user.respond([]).content
-        'Hello, I would like to cancel order O1. Details: order ID: O1.'
+        'Hello, could you help me cancel order O1? In case you need it, order ID O1.'
     """
 
     spec = "scripted"
@@ -87,18 +90,18 @@ class ScriptedUser:
             InjectionRecord(kind=kind, turn_index=self.turn, seed=self.seed, detail=detail)
         )
 
-    def _facts(self, names: list[str]) -> list[str]:
+    def _facts(self, names: list[str]) -> list[tuple[str, str]]:
         self.given.update(names)
-        return [f"{slot_label(n)}: {spoken_value(self.slots[n])}" for n in names]
+        return [(slot_label(n), spoken_value(self.slots[n])) for n in names]
 
     def respond(self, view: list[Message]) -> Message:
         """The next user message, given the user-facing exchanges so far."""
         rng = random.Random(f"{self.seed}:{self.scenario.id}:{self.turn}")
         done = False
         if self.turn == 0:
-            sentences, facts = [self._objective_sentence()], self._opening_facts()
+            sentences, facts = [self._objective_sentence(rng)], self._opening_facts()
         else:
-            sentences, facts, done = self._reply(view)
+            sentences, facts, done = self._reply(view, rng)
         if not done and self.turn > 0 and self.queue:
             facts += self._reveal_next()
         if self.tone:
@@ -111,23 +114,24 @@ class ScriptedUser:
                     else [phrase.upper(), *sentences, phrases[1 - phrases.index(phrase)]]
                 )
                 self._record("adversarial_tone", f"{self.tone}: {phrase}")
+        if self.style.layout == "prose":  # values in a sentence, worded per seed
+            sentences, lines = [*sentences, facts_sentence(facts, rng)], []
+        else:  # the persona writes key: value lines or lists
+            lines = [f"{label}: {value}" for label, value in facts]
         text = self.style.apply(
-            sentences, facts, opening=self.turn == 0, closing=done, turn=self.turn, filler=FILLER
-        )
+            [s for s in sentences if s], lines, opening=self.turn == 0, closing=done,
+            turn=self.turn, filler=FILLER,
+        )  # fmt: skip
         if done:
             text = f"{text} {DONE_TOKEN}"
         self.turn += 1
         return Message(role="user", content=text, turn_index=self.turn - 1)
 
-    def _objective_sentence(self) -> str:
+    def _objective_sentence(self, rng: random.Random) -> str:
         held = {name: self.slots[name] for name in self.withheld | set(self.queue)}
-        objective = vague_objective(self.scenario.objective.strip(), held)
-        first = objective.split()[0].casefold()
-        if first in ("i", "my", "i'd", "i'm"):
-            return objective
-        return f"I would like to {objective[0].lower()}{objective[1:]}"
+        return objective_sentence(vague_objective(self.scenario.objective.strip(), held), rng)
 
-    def _opening_facts(self) -> list[str]:
+    def _opening_facts(self) -> list[tuple[str, str]]:
         names = [n for n in self.slots if n not in self.withheld and n not in self.queue]
         if self.withheld:
             self._record("partial_information", f"withheld {sorted(self.withheld)}")
@@ -135,7 +139,7 @@ class ScriptedUser:
             self._record("incremental_constraint_revelation", f"held back {self.queue}")
         return self._facts(names)
 
-    def _reveal_next(self) -> list[str]:
+    def _reveal_next(self) -> list[tuple[str, str]]:
         while self.queue and self.queue[0] in self.given:
             self.queue.pop(0)
         if not self.queue:
@@ -144,12 +148,14 @@ class ScriptedUser:
         self._record("incremental_constraint_revelation", f"revealed {name}")
         return self._facts([name])
 
-    def _reply(self, view: list[Message]) -> tuple[list[str], list[str], bool]:
+    def _reply(
+        self, view: list[Message], rng: random.Random
+    ) -> tuple[list[str], list[tuple[str, str]], bool]:
         last = view[-1].content if view and view[-1].role == "assistant" else ""
         if last == NOT_PROCESSED_NOTICE:
             self.stalls += 1
             previous = [m.content for m in view if m.role == "user"]
-            return [f"I said: {previous[-1]}" if previous else "Can you help me?"], [], False
+            return [f"I said: {previous[-1]}" if previous else pick("help", rng)], [], False
         asked = mentioned_slots(last, list(self.slots)) if "?" in last else []
         revision = self.revision
         if (
@@ -167,27 +173,27 @@ class ScriptedUser:
             opener = revision.revised_objective or "I'd like to change something."
             rest = [n for n in asked if n not in revision.revised_slots]
             return (
-                [f"Actually, change of plan. {opener}"],
+                [f"{pick('change_of_plan', rng)} {opener}"],
                 self._facts([*revision.revised_slots, *rest]),
                 False,
             )
         if asks_confirmation(last):
             self.stalls = 0
-            return ["Yes, please go ahead."], [], False
+            return [pick("agree", rng)], [], False
         if asked:
             self.stalls = 0
             for name in asked:
                 if name in self.withheld and name not in self.given:
                     self._record("partial_information", f"revealed {name} when asked")
-            return ["Sure, here you go."], self._facts(asked), False
+            return [pick("give", rng)], self._facts(asked), False
         if declines_with_alternatives(last):
-            return ["I see. Thanks for explaining, I will think about the alternatives."], [], True
+            return [pick("thanks_declined", rng)], [], True
         if reports_completion(last):
-            return ["Thanks, that is all I needed."], [], True
+            return [pick("thanks_done", rng)], [], True
         self.stalls += 1
         if self.stalls >= MAX_STALLS:
-            return ["Never mind, I will leave it here for now."], [], True
+            return [pick("leave", rng)], [], True
         pending = [n for n in self.slots if n not in self.given and n not in self.withheld]
         if "?" in last and pending:
-            return ["Here is another detail."], self._facts(pending[:1]), False
-        return ["Okay. What else do you need from me?"], [], False
+            return [pick("another", rng)], self._facts(pending[:1]), False
+        return [pick("what_else", rng)], [], False

@@ -122,7 +122,7 @@ def test_user_opening_withholds_partial_information() -> None:
     assert "quantity" not in opening and "blue mug" in opening
     # asked for it, the user answers and records the reveal
     answer = user.respond(said("Could you tell me the quantity?")).content
-    assert "quantity: 2" in answer
+    assert "quantity" in answer.lower() and " 2" in answer  # worded per seed, value in full
     assert [i.detail for i in user.injections] == [
         "withheld ['quantity']",
         "revealed quantity when asked",
@@ -133,7 +133,7 @@ def test_user_confirms_then_says_done() -> None:
     user = ScriptedUser(mock("mock-cancel-normal"), seed=0)
     user.respond([])
     # a "shall I" question is confirmed, a completion report ends the conversation
-    assert "go ahead" in user.respond(said("Shall I cancel order O1?")).content
+    assert is_affirmative(user.respond(said("Shall I cancel order O1?")).content)
     closing = user.respond(said("All done. Order O1 has been cancelled.")).content
     assert closing.endswith(DONE_TOKEN)
     # the decline-with-alternatives path also ends it
@@ -167,7 +167,8 @@ def test_user_incremental_revelation_and_revision() -> None:
     assert "account: checking" in user.respond(said("Noted.")).content
     # at user turn 2 the revision is announced with the new value
     revised = user.respond(said("Working on it.")).content
-    assert "change of plan" in revised.lower() and "account: x" in revised
+    assert "account: x" in revised  # this persona writes key: value lines
+    assert any(i.kind == "goal_revision" for i in user.injections)
 
 
 def test_adversarial_tone_scales_with_intensity() -> None:

@@ -167,3 +167,21 @@ def test_think_says_only_what_a_policy_could_know():
                 if leaks.search(think):
                     found.append((scenario.id, think))
     assert found == []
+
+
+def test_repetitions_of_a_scenario_are_worded_differently_but_each_is_seeded():
+    from mads_bench.catalog import load_all_scenarios
+    from simulation.agents.phrasing import PHRASES
+    from simulation.agents.text import is_affirmative
+
+    identical = 0
+    for scenario in load_all_scenarios():
+        runs = [simulate(scenario, seed=0, repetition=r) for r in range(3)]
+        texts = [tuple(m.content for m in t.messages) for t in runs]
+        identical += len(set(texts)) == 1
+        # each conversation is still reproducible from its seed, and still succeeds
+        assert simulate(scenario, seed=0, repetition=1).messages == runs[1].messages
+        assert all(t.end_reason == "done" for t in runs), scenario.id
+    assert identical == 0
+    # every way of agreeing is read as a yes by the assistant
+    assert all(is_affirmative(p) for p in PHRASES["agree"])

@@ -1,0 +1,135 @@
+"""Seeded realisations of what the scripted user says, so repetitions of a scenario differ.
+
+Every act the scripted user performs (open with the objective, give slot values, agree to a
+confirmation, answer a question, thank and leave, ...) has a set of realisations written
+here; the conversation's RNG picks one per use, and the order in which slot values are given
+and how each is phrased ("my phone number is 503-555-0142", "503-555-0142 for the phone
+number", "the phone number: ...") vary the same way. Same seed, same text: determinism per
+conversation is kept, only the seed changes the wording. Values are always written out in
+full, so the assistant's grounding and the validator find them.
+
+Every ``agree`` realisation is one the assistant reads as a yes
+(:func:`simulation.agents.text.is_affirmative`); a test checks it.
+
+Example:
+    >>> import random
+    >>> rng = random.Random(0)
+    >>> pick("agree", rng) in PHRASES["agree"]
+    True
+    >>> facts_sentence([("order ID", "O1")], random.Random(1))
+    'My order ID is O1.'
+"""
+
+from __future__ import annotations
+
+import random
+
+__all__ = ["PHRASES", "facts_sentence", "objective_sentence", "pick"]
+
+PHRASES: dict[str, tuple[str, ...]] = {
+    "agree": (
+        "Yes, please go ahead.",
+        "Yes, go ahead.",
+        "Sounds good, please do.",
+        "Yep, that's right. Go ahead.",
+        "Sure, do it.",
+        "Okay, please proceed.",
+        "That's correct, go ahead.",
+        "Perfect, yes.",
+    ),
+    "give": (
+        "Sure, here you go.",
+        "Of course.",
+        "Here it is.",
+        "No problem.",
+        "Sure thing.",
+        "Okay.",
+        "Here's what you need.",
+    ),
+    "another": (
+        "Here is another detail.",
+        "One more thing.",
+        "Also, in case it helps:",
+        "Oh, and another detail.",
+    ),
+    "thanks_done": (
+        "Thanks, that is all I needed.",
+        "Great, thank you, that's everything.",
+        "Perfect, thanks for your help.",
+        "That's all, thank you!",
+        "Wonderful, thanks a lot.",
+        "Thank you, that covers it.",
+    ),
+    "thanks_declined": (
+        "I see. Thanks for explaining, I will think about the alternatives.",
+        "Okay, understood. I'll consider the other options, thanks.",
+        "Alright, thanks for letting me know. I'll think it over.",
+        "That's a pity, but thanks for the suggestions.",
+    ),
+    "leave": (
+        "Never mind, I will leave it here for now.",
+        "Let's leave it for now, thanks anyway.",
+        "Forget it, I'll try again another time.",
+    ),
+    "what_else": (
+        "Okay. What else do you need from me?",
+        "Alright. Anything else you need?",
+        "Okay, what more do you need to know?",
+    ),
+    "change_of_plan": (
+        "Actually, change of plan.",
+        "Wait, I've changed my mind.",
+        "Sorry, actually I need something different.",
+        "Hold on, let me change that.",
+    ),
+    "help": ("Can you help me?", "Hello? Can you help me with this?"),
+}
+
+_OPENERS = (
+    "I would like to {objective}",
+    "I'd like to {objective}",
+    "I need to {objective}",
+    "Could you help me {objective}?",
+    "Can you help me {objective}?",
+    "I want to {objective}",
+    "Hi there, I'm hoping to {objective}",
+)
+_FACT_FORMS = (
+    "{label}: {value}",
+    "my {label} is {value}",
+    "the {label} is {value}",
+    "{value} for the {label}",
+    "{label} {value}",
+)
+_JOINERS = ("; ", ", ", " and ")
+_LEADS = ("", "", "Details: ", "For reference, ", "Here are the details: ", "In case you need it, ")
+
+
+def pick(act: str, rng: random.Random) -> str:
+    """One realisation of ``act`` (a key of `PHRASES`)."""
+    return rng.choice(PHRASES[act])
+
+
+def objective_sentence(objective: str, rng: random.Random) -> str:
+    """The opening request, phrased one of several ways (a first-person objective as is)."""
+    first = objective.split()[0].casefold() if objective.split() else ""
+    if first in ("i", "my", "i'd", "i'm"):
+        return objective
+    objective = objective.rstrip(" .!?")
+    text = rng.choice(_OPENERS).format(objective=objective[0].lower() + objective[1:])
+    return text if text.endswith("?") else text + "."
+
+
+def facts_sentence(facts: list[tuple[str, str]], rng: random.Random) -> str:
+    """Slot values as one sentence: seeded order, form per value, joiner and lead-in."""
+    if not facts:
+        return ""
+    order = list(facts)
+    rng.shuffle(order)
+    parts = [rng.choice(_FACT_FORMS).format(label=label, value=value) for label, value in order]
+    joiner = rng.choice(_JOINERS)
+    body = joiner.join(parts) if joiner != " and " or len(parts) < 3 else (
+        ", ".join(parts[:-1]) + " and " + parts[-1]
+    )  # fmt: skip
+    text = rng.choice(_LEADS) + body
+    return text[0].upper() + text[1:] + "."
