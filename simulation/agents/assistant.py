@@ -22,6 +22,7 @@ think/plan name the tool, the slots and the error code.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from mads_bench.catalog import load_domain
@@ -30,6 +31,7 @@ from mads_bench.pre_act import Action, PreActStep, canonical_json, render_step
 from mads_bench.text import normalise
 from simulation.agents import speech
 from simulation.agents.grounding import SlotGrounding
+from simulation.agents.phrasing import say
 from simulation.agents.recovery import ATTEMPTS_PER_ROUND, Decision, RecoveryMixin
 from simulation.agents.text import (
     is_affirmative,
@@ -142,7 +144,7 @@ class ScriptedAssistant(RecoveryMixin):
             ask = f"To go on instead, could you tell me {labels}?" if self.note else None
             return (
                 think,
-                Action.say(self._spoken(ask or f"Could you tell me {labels}?")),
+                Action.say(self._spoken(ask or say("ask", self._rng(), labels=labels))),
                 [
                     f"Ask the user for {labels}.",
                     *[f"Call {n}." for n in remaining],
@@ -175,11 +177,12 @@ class ScriptedAssistant(RecoveryMixin):
                     f"{call.name} is a write and cannot be undone silently, so I "
                     f"confirm {speech.describe_args(args)} with the user first."
                 )
-                lead = "Instead, I can" if self.note else f"{again}I am ready to"
-                text = (
-                    f"{lead} {slot_label(call.name)} with {speech.describe_args(args)}. "
-                    "Shall I go ahead?"
-                )
+                rng = self._rng()
+                lead = "Instead, I can" if self.note else f"{again}{say('ready', rng)}"
+                text = say(
+                    "confirm", rng, lead=lead.strip(), action=slot_label(call.name),
+                    args=speech.describe_args(args),
+                )  # fmt: skip
                 return (
                     think,
                     Action.say(self._spoken(text)),
@@ -210,6 +213,10 @@ class ScriptedAssistant(RecoveryMixin):
         )
 
     # ------------------------------------------------------------------ saying
+    def _rng(self) -> random.Random:
+        """The wording RNG of this step: seeded by the conversation and the step count."""
+        return random.Random(f"{self.seed}:{self.scenario.id}:{self.seen}")
+
     def _spoken(self, text: str) -> str:
         """``text``, after the pending apology for a refused write (said once)."""
         note, self.note = self.note, None
@@ -249,6 +256,6 @@ class ScriptedAssistant(RecoveryMixin):
         verb = "did" if any(self.tools[r.name].kind == "write" for r in done) else "found"
         return (
             think,
-            Action.say(f"All done. Here is what I {verb}: {facts}."),
+            Action.say(say(verb, self._rng(), facts=facts)),
             ["Summarise the results."],
         )

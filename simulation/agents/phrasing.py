@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["PHRASES", "facts_sentence", "objective_sentence", "pick"]
+__all__ = ["ASSISTANT", "PHRASES", "facts_sentence", "objective_sentence", "pick", "say"]
 
 PHRASES: dict[str, tuple[str, ...]] = {
     "agree": (
@@ -84,6 +84,43 @@ PHRASES: dict[str, tuple[str, ...]] = {
     ),
     "help": ("Can you help me?", "Hello? Can you help me with this?"),
 }
+
+ASSISTANT: dict[str, tuple[str, ...]] = {
+    # asks for slots: each names them and ends with "?" (the user answers what is named)
+    "ask": (
+        "Could you tell me {labels}?",
+        "May I have {labels}, please?",
+        "Can you give me {labels}?",
+        "I'll need {labels} to continue. Could you share that?",
+        "What is {labels}?",
+    ),
+    # asks to confirm a write: each carries a confirmation cue the user recognises
+    "confirm": (
+        "{lead} {action} with {args}. Shall I go ahead?",
+        "{lead} {action} with {args}. Would you like me to go ahead?",
+        "{lead} {action} with {args}. Should I proceed?",
+        "{lead} {action} with {args}. Do you want me to go ahead?",
+    ),
+    "ready": ("I am ready to", "I can now", "Everything is in place to"),
+    # reports the outcome: each carries a completion cue
+    "did": (
+        "All done. Here is what I did: {facts}.",
+        "All done! Here's what I did: {facts}.",
+        "You're all set. Here is what I did: {facts}.",
+        "That is done now. Summary: {facts}.",
+    ),
+    "found": (
+        "All done. Here is what I found: {facts}.",
+        "Here's what I found: {facts}.",
+        "Here is what I found for you: {facts}.",
+    ),
+}
+
+
+def say(act: str, rng: random.Random, **values: str) -> str:
+    """One realisation of an assistant ``act`` (a key of `ASSISTANT`), filled in."""
+    return rng.choice(ASSISTANT[act]).format(**values)
+
 
 _OPENERS = (
     "I would like to {objective}",

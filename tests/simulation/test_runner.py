@@ -61,7 +61,7 @@ def test_partial_information_forces_a_question_and_an_answer() -> None:
     users = [m.content for m in trajectory.messages if m.role == "user"]
     # the opening lacks the quantity, the assistant asks, the next user message answers
     assert "quantity" not in users[0]
-    assert "Could you tell me the quantity?" in says(trajectory)
+    assert any("the quantity" in t and t.endswith("?") for t in says(trajectory))
     assert "quantity" in users[1].lower() and " 2" in users[1]
 
 

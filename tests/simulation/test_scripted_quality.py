@@ -17,7 +17,7 @@ from mads_bench.catalog import load_all_scenarios
 from mads_bench.pre_act import parse_step
 from simulation.agents import ScriptedUser
 from simulation.agents.objective import vague_objective
-from simulation.agents.text import render_value, slot_label
+from simulation.agents.text import asks_confirmation, render_value, reports_completion, slot_label
 from simulation.runner import simulate
 from simulation.validator import NO_EMBEDDINGS, validate_trajectories
 
@@ -102,7 +102,7 @@ def test_successful_write_is_not_reported_as_empty() -> None:
     # cancel_calendar_event answers {"notified": []}: that is a success, not "found nothing"
     assert not any("found nothing" in text for text in says(trajectory))
     event = next(e for e in trajectory.final_state["events"] if e["event_id"] == "E-0009")
-    assert event["status"] == "cancelled" and says(trajectory)[-1].startswith("All done.")
+    assert event["status"] == "cancelled" and reports_completion(says(trajectory)[-1])
 
 
 def test_refusal_is_explained_and_the_alternative_offered() -> None:
@@ -112,7 +112,7 @@ def test_refusal_is_explained_and_the_alternative_offered() -> None:
     # one say explains the rule and offers the next table (21:00), asking before booking
     assert offer.startswith("I'm sorry, I could not join waitlist: The Saturday waitlist")
     assert "Instead, I can create reservation with" in offer and "time 21:00" in offer
-    assert offer.endswith("Shall I go ahead?")
+    assert asks_confirmation(offer)
     booked = [
         r
         for r in trajectory.final_state["reservations"]
