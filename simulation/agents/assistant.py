@@ -137,10 +137,7 @@ class ScriptedAssistant(RecoveryMixin):
         args, missing, stale, derived = self.grounding.resolve(call.arguments, users, tools)
         if missing:
             labels = " and ".join(f"the {slot_label(m)}" for m in missing)
-            think = (
-                f"{call.name} needs {labels}, which the user has not given yet; "
-                "I ask instead of guessing."
-            )
+            think = say("think_missing", self._rng(), tool=call.name, labels=labels)
             ask = f"To go on instead, could you tell me {labels}?" if self.note else None
             return (
                 think,
@@ -173,9 +170,8 @@ class ScriptedAssistant(RecoveryMixin):
                 again = "Noted. To confirm once more: " if key in self.asked else ""
                 self.awaiting = ("confirm", key)
                 self.asked.add(key)
-                think = (
-                    f"{call.name} is a write and cannot be undone silently, so I "
-                    f"confirm {speech.describe_args(args)} with the user first."
+                think = say(
+                    "think_confirm", self._rng(), tool=call.name, args=speech.describe_args(args)
                 )
                 rng = self._rng()
                 lead = "Instead, I can" if self.note else f"{again}{say('ready', rng)}"
@@ -202,10 +198,8 @@ class ScriptedAssistant(RecoveryMixin):
             )
         else:
             grounded = [k for k in args if k not in derived]
-            think = f"I can call {call.name} now"
-            if grounded:
-                think += f": {' and '.join(grounded)} came up in the conversation"
-            think += "."
+            said = f" ({' and '.join(grounded)} came up in the conversation)" if grounded else ""
+            think = say("think_call", self._rng(), tool=call.name, grounded=said)
         return (
             think,
             Action.tool(call.name, args),
@@ -242,7 +236,7 @@ class ScriptedAssistant(RecoveryMixin):
             or "nothing needed changing"
         )
         names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "no tools"
-        think = f"The request is handled ({names}); I summarise what the tools returned."
+        think = say("think_done", self._rng(), names=names)
         if self.refused:
             rules = "; ".join(
                 f"{slot_label(t)} was refused ({m.rstrip('. ')})" for t, m in self.refused.items()

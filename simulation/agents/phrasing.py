@@ -102,6 +102,27 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{lead} {action} with {args}. Do you want me to go ahead?",
     ),
     "ready": ("I am ready to", "I can now", "Everything is in place to"),
+    # the reasoning of a step: what the conversation shows, never the gold workflow
+    "think_missing": (
+        "{tool} needs {labels}, which the user has not given yet; I ask instead of guessing.",
+        "I cannot call {tool} without {labels}, and the user has not said it; I ask for it.",
+        "{labels} is still missing for {tool}; rather than guess, I ask the user.",
+    ),
+    "think_confirm": (
+        "{tool} is a write and cannot be undone silently, so I confirm {args} with the user first.",
+        "{tool} changes the account, so before calling it I read back {args} and ask.",
+        "Writing with {tool} needs the user's go-ahead; I confirm {args} first.",
+    ),
+    "think_call": (
+        "I can call {tool} now{grounded}.",
+        "Everything {tool} needs is known{grounded}, so I call it.",
+        "Next I use {tool}{grounded}.",
+    ),
+    "think_done": (
+        "The request is handled ({names}); I summarise what the tools returned.",
+        "{names} went through; I tell the user what the results say.",
+        "Nothing is left to do after {names}; I report the outcome with its details.",
+    ),
     # reports the outcome: each carries a completion cue
     "did": (
         "All done. Here is what I did: {facts}.",
@@ -119,7 +140,8 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
 
 def say(act: str, rng: random.Random, **values: str) -> str:
     """One realisation of an assistant ``act`` (a key of `ASSISTANT`), filled in."""
-    return rng.choice(ASSISTANT[act]).format(**values)
+    text = rng.choice(ASSISTANT[act]).format(**values)
+    return text[:1].upper() + text[1:]
 
 
 _OPENERS = (
