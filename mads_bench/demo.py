@@ -241,7 +241,7 @@ def run_demo(
     *,
     model: str = "smollm2-135m",
     conversations_per_scenario: int = 3,
-    sft_steps: int = 40,
+    sft_steps: int = 80,
     grpo_steps: int = 2,
     eval_conversations: int = 6,
     min_eval_steps: int = 40,
