@@ -63,6 +63,19 @@ class Pools:
         return cls(dict(requests), dict(successes), {k: sorted(v) for k, v in values.items()})
 
 
+def informed_this_turn(record: TurnRecord) -> list[tuple[str, str]]:
+    """(slot, value) of the user's INFORM acts whose slot this turn wrote to the state."""
+    state = record.state_after
+    return [
+        (a.slot, a.values[0])
+        for a in record.user_acts or []
+        if a.act == "INFORM"
+        and a.values
+        and a.slot in state
+        and record.state_before.get(a.slot) != state[a.slot]
+    ]
+
+
 def _other(pool: list[tuple[str, str]], dialogue_id: str, rng: random.Random) -> str | None:
     texts = sorted({t for d, t in pool if d != dialogue_id})
     return rng.choice(texts) if texts else None
@@ -75,13 +88,9 @@ def inject(
     state = dict(record.state_after)
     if kind == "IUV":
         written = [
-            (a.slot, a.values[0])
-            for a in record.user_acts or []
-            if a.act == "INFORM"
-            and a.values
-            and a.slot in state
-            and record.state_before.get(a.slot) != state[a.slot]
-            and value_similarity(a.values[0], state[a.slot]) >= 0.999
+            (slot, value)
+            for slot, value in informed_this_turn(record)
+            if value_similarity(value, state[slot]) >= 0.999
         ]
         if not written:
             return None

@@ -27,7 +27,7 @@ import random
 import re
 from typing import Any
 
-from evaluators.sage.inject import Pools
+from evaluators.sage.inject import Pools, informed_this_turn
 from evaluators.sage.normalize import normalize_text, parse_number, parse_time, value_similarity
 from evaluators.sage.records import DialogueAct, TurnRecord
 from evaluators.sage.workflow import WorkflowSpec
@@ -172,14 +172,7 @@ def _uv(record: TurnRecord, spec: WorkflowSpec, pools: Pools, rng: random.Random
 
 def _iuv(record: TurnRecord, spec: WorkflowSpec, pools: Pools, rng: random.Random):
     state = dict(record.state_after)
-    given = [
-        (a.slot, a.values[0])
-        for a in record.user_acts or []
-        if a.act == "INFORM"
-        and a.values
-        and a.slot in state
-        and record.state_before.get(a.slot) != state[a.slot]
-    ]
+    given = informed_this_turn(record)
     if not given:
         return None
     slot, value = rng.choice(sorted(given))
