@@ -24,9 +24,11 @@ import numpy as np
 
 from evaluators.sage.compiler import compile_turn
 from evaluators.sage.grounding import Gate, OfflineGroundingVerifier
+from evaluators.sage.grounding_scores import gate_key
 from evaluators.sage.normalize import value_similarity
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.symbolic import s1_decide
+from evaluators.sage.tagger import ActTagger
 from evaluators.sage.workflow import WorkflowSpec
 
 
@@ -36,6 +38,8 @@ def criterion_is_positive(criterion: Criterion, injection: dict[str, Any]) -> bo
     if kind != criterion.failure_class:
         return False
     if kind == "UV":
+        return criterion.args["slot"] == injection["slot"]
+    if kind == "IUV" and criterion.args["value"] is None:  # a tagger reading: a slot
         return criterion.args["slot"] == injection["slot"]
     if kind == "IUV":
         return value_similarity(criterion.args["value"], injection["value"]) >= 0.8
@@ -87,17 +91,20 @@ def calibrate(
     records: list[TurnRecord],
     injections: list[dict[str, Any]],
     verifier: OfflineGroundingVerifier | None = None,
+    tagger: ActTagger | None = None,
 ) -> tuple[dict[str, Gate], dict[str, dict[str, int]]]:
-    """Fit the per-class gates on a calibration slice.
+    """Fit the per-class gates on a calibration slice (the ``-tag`` gates need a tagger).
 
     Returns:
         `tuple`: The gates and, per class, how many positive/negative criteria were used.
     """
     verifier = verifier or OfflineGroundingVerifier()
     items, labels = [], []
-    for record, injection in zip(records, injections, strict=True):
-        for variant in (record, record.without_acts()):
-            for criterion in compile_turn(spec, variant):
+    text_only = [r.without_acts() for r in records]
+    tags = tagger.tag(text_only, spec, verifier.encode) if tagger else [None] * len(records)
+    for record, bare, tag, injection in zip(records, text_only, tags, injections, strict=True):
+        for variant, variant_tags in ((record, None), (bare, tag)):
+            for criterion in compile_turn(spec, variant, tags=variant_tags):
                 if s1_decide(criterion, variant)[0] is None:
                     items.append((criterion, variant, spec))
                     labels.append(criterion_is_positive(criterion, injection))
@@ -108,7 +115,7 @@ def calibrate(
         rows = [
             (score, y)
             for (c, _, _), (score, _), y in zip(items, scored, labels, strict=True)
-            if c.failure_class == kind and not math.isnan(score)
+            if gate_key(c) == kind and not math.isnan(score)
         ]
         counts[kind] = {
             "positive": sum(y for _, y in rows),

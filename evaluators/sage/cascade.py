@@ -27,6 +27,7 @@ from evaluators.sage.judge import JUDGE_MARGIN, FocusedJudge
 from evaluators.sage.records import CriterionResult, TurnRecord, Verdict
 from evaluators.sage.repair import repair_signal
 from evaluators.sage.symbolic import s1_decide
+from evaluators.sage.tagger import DEFAULT_WEIGHTS, ActTagger
 from evaluators.sage.workflow import WorkflowSpec
 from simulation.backends.judge import JudgeBackend
 
@@ -41,6 +42,8 @@ class SageConfig:
         verifier (`GroundingVerifier`, *optional*): S2; the offline default when None.
         judge (`JudgeBackend`, *optional*): S3 backend; required when `use_s3`.
         extraction_floor (`float`): Text-only user values below this confidence are dropped.
+        tagger (`ActTagger`, path or None): The act tagger for turns without acts (the
+            bundled weights by default; None = the lexical/embedding path alone).
     """
 
     name: str = "core"
@@ -50,6 +53,7 @@ class SageConfig:
     verifier: GroundingVerifier | None = None
     judge: JudgeBackend | None = None
     extraction_floor: float = EXTRACTION_FLOOR
+    tagger: ActTagger | str | None = str(DEFAULT_WEIGHTS)
 
     @classmethod
     def core(cls, verifier: GroundingVerifier | None = None) -> SageConfig:
@@ -84,6 +88,14 @@ class SageEvaluator:
             raise ValueError("SAGE-LLM (use_s3) needs a judge backend")
         self.verifier = self.config.verifier or OfflineGroundingVerifier()
         self.judge = FocusedJudge(self.config.judge) if self.config.judge else None
+        tagger = self.config.tagger
+        self.tagger = ActTagger.load(tagger) if isinstance(tagger, str) else tagger
+        # The tagger reads the same MiniLM embeddings as S2 (one cache); an NLI verifier
+        # keeps the offline one as its fallback.
+        encoder = getattr(self.verifier, "encode", None)
+        self._encode = (
+            encoder or getattr(self.verifier, "fallback", OfflineGroundingVerifier()).encode
+        )
 
     def warm_up(self) -> None:
         """Load the S2 encoder now (so latency figures exclude the one-off model load)."""
@@ -98,10 +110,24 @@ class SageEvaluator:
             verdicts.extend(self._evaluate_batch(records[start : start + batch_size]))
         return verdicts
 
+    def tag(self, records: list[TurnRecord]) -> list[Any]:
+        """The act tagger's reading of every turn lacking acts (None for the others)."""
+        out: list[Any] = [None] * len(records)
+        todo = [i for i, r in enumerate(records) if r.user_acts is None or r.agent_acts is None]
+        if self.tagger is not None and todo:
+            tagged = self.tagger.tag([records[i] for i in todo], self.spec, self._encode)
+            for i, tag in zip(todo, tagged, strict=True):
+                out[i] = tag
+        return out
+
     def _evaluate_batch(self, records: list[TurnRecord]) -> list[Verdict]:
         started = time.perf_counter()
         cfg = self.config
-        plans = [compile_turn(self.spec, r, cfg.extraction_floor) for r in records]
+        tags = self.tag(records)
+        plans = [
+            compile_turn(self.spec, r, cfg.extraction_floor, tag)
+            for r, tag in zip(records, tags, strict=True)
+        ]
         results: list[list[dict[str, Any]]] = []
         pending: list[tuple[int, int]] = []
         for t, (record, criteria) in enumerate(zip(records, plans, strict=True)):

@@ -22,14 +22,21 @@ from __future__ import annotations
 
 from evaluators.sage.extract import claims_success, extract_user_values, request_sentences
 from evaluators.sage.records import Criterion, TurnRecord
+from evaluators.sage.tagger import TurnTags
 from evaluators.sage.workflow import WorkflowSpec
 
 CONFIRM_ACTS = frozenset({"CONFIRM", "NOTIFY_SUCCESS"})
 EXTRACTION_FLOOR = 0.5
+TAG_FLOOR = 0.5
+"""Text-only: a slot the act tagger reads as informed / requested at this probability or more
+gets its own criterion (decided by S1's rules where they apply, else by S2 on the probability)."""
 
 
 def compile_turn(
-    spec: WorkflowSpec, record: TurnRecord, extraction_floor: float = EXTRACTION_FLOOR
+    spec: WorkflowSpec,
+    record: TurnRecord,
+    extraction_floor: float = EXTRACTION_FLOOR,
+    tags: TurnTags | None = None,
 ) -> list[Criterion]:
     """Compile one turn into its criteria.
 
@@ -37,6 +44,10 @@ def compile_turn(
         spec (`WorkflowSpec`): The workflow specification.
         record (`TurnRecord`): The turn; acts are used when present.
         extraction_floor (`float`): Text-only user values below this confidence emit nothing.
+        tags (`TurnTags`, *optional*): The act tagger's reading of a turn without acts; adds
+            one IUV criterion per slot read as informed but not written this turn, one WNF
+            criterion per slot read as requested, and the tagger's CONFIRM / NOTIFY_SUCCESS
+            probabilities to the PC criterion.
 
     Returns:
         `list[Criterion]`: The turn's evaluation plan, in a fixed order (UV, IUV, WNF, PC).
@@ -95,6 +106,22 @@ def compile_turn(
             )
         )
 
+    if tags is not None and record.user_acts is None:
+        written = set(record.state_diff())
+        informable = set(intent.required) | set(intent.optional)  # the state tracks these
+        for slot, p in sorted(tags.inform.items()):
+            if p >= TAG_FLOOR and slot not in written and slot in informable:
+                criteria.append(
+                    Criterion(
+                        criterion_id=f"IUV:tag:{slot}",
+                        failure_class="IUV",
+                        args={"slot": slot, "value": None, "candidate_slots": [slot], "tagged": p},
+                        evidence={"user_span": record.user},
+                        text=f"The user appears to give {slot!r} (tagger p={p:.2f}), and the "
+                        "turn writes nothing to it. Is the value missing from the state?",
+                    )
+                )
+
     next_fields = spec.next_fields(record.service, record.intent, state)
     legal = {
         "next": next_fields,
@@ -115,6 +142,18 @@ def compile_turn(
                 )
             )
     else:
+        for slot, p in sorted((tags.request if tags else {}).items()):
+            if p >= TAG_FLOOR and slot in service.slots:
+                criteria.append(
+                    Criterion(
+                        criterion_id=f"WNF:tag:{slot}",
+                        failure_class="WNF",
+                        args={"slot": slot, "tagged": p, **legal},
+                        evidence={"agent_span": record.agent},
+                        text=f"The agent appears to ask for {slot!r} (tagger p={p:.2f}). Is that "
+                        f"NOT a legal next field (legal: {next_fields})?",
+                    )
+                )
         known = tuple(record.state_after.values())
         for i, sentence in enumerate(request_sentences(record.agent, known)):
             criteria.append(
@@ -133,7 +172,7 @@ def compile_turn(
         confirms = any(a.act in CONFIRM_ACTS for a in record.agent_acts)
         claims = any(a.act == "NOTIFY_SUCCESS" for a in record.agent_acts)
     else:
-        claims = claims_success(record.agent)
+        claims = claims_success(record.agent) or bool(tags and tags.success >= TAG_FLOOR)
     if record.user_acts:  # annotated user acts (MADS turn records carry none)
         affirmed = any(a.act == "AFFIRM" for a in record.user_acts)
     filled_now = spec.filled_this_turn(
@@ -151,6 +190,11 @@ def compile_turn(
                 "claims": claims,
                 "affirmed": affirmed,
                 "filled_now": filled_now,
+                **(
+                    {"tagged": max(tags.confirm, tags.success)}
+                    if tags is not None and record.agent_acts is None
+                    else {}
+                ),
             },
             evidence={"agent_span": record.agent, "missing": next_fields},
             text="Does the agent confirm or report completing the task although "

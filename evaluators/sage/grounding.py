@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from evaluators.sage.grounding_scores import ScoreRequests, score_criterion
+from evaluators.sage.grounding_scores import ScoreRequests, gate_key, score_criterion
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.workflow import WorkflowSpec
 
@@ -58,6 +58,9 @@ DEFAULT_GATES: dict[str, Gate] = {
     "IUV": Gate(theta=0.354, delta=0.02, low_fires=True),
     "WNF": Gate(theta=-0.079, delta=0.08, low_fires=False),
     "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
+    "IUV-tag": Gate(theta=0.674, delta=0.10, low_fires=False),
+    "WNF-tag": Gate(theta=0.524, delta=0.02, low_fires=False),
+    "PC-tag": Gate(theta=0.848, delta=0.02, low_fires=False),
 }
 
 
@@ -119,7 +122,7 @@ class OfflineGroundingVerifier:
             if score != score:  # NaN: the criterion cannot be scored here (e.g. optional slot)
                 out.append((None, 0.0, note))
                 continue
-            fires, margin = self.gates[criterion.failure_class].decide(score)
+            fires, margin = self.gates[gate_key(criterion)].decide(score)
             out.append((fires, margin, f"{note}; score {score:.3f}"))
         return out
 

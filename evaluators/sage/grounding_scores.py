@@ -15,6 +15,8 @@ finishes the score once the embeddings exist. Scores (before the gate):
   outside the legal and filled sets (an optional or result slot).
 * PC: 1.0 with a lexical confirmation cue, else the best cosine of a sentence of a_t to a few
   confirmation paraphrases.
+* Criteria from the act tagger (``"tagged"`` in their args): the tagger's probability, under
+  their own gates (``IUV-tag``, ``WNF-tag``, ``PC-tag``; see ``gate_key``).
 """
 
 from __future__ import annotations
@@ -86,6 +88,11 @@ def _closest_windows(value: str, windows: list[str]) -> list[str]:
     return sorted(windows, key=lambda w: -overlap[w])[:SEMANTIC_WINDOWS]
 
 
+def gate_key(criterion: Criterion) -> str:
+    """The gate a criterion's score goes through: its class, ``-tag`` for tagger readings."""
+    return criterion.failure_class + ("-tag" if "tagged" in criterion.args else "")
+
+
 def score_criterion(
     criterion: Criterion, record: TurnRecord, spec: WorkflowSpec, requests: ScoreRequests
 ) -> Finisher:
@@ -155,7 +162,14 @@ def _uv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) 
     return finish
 
 
+def _tagged(args: dict) -> Finisher:
+    p = args["tagged"]
+    return lambda _v: (p, f"act tagger p={p:.3f}")
+
+
 def _iuv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
+    if "tagged" in args:
+        return _tagged(args)
     value = args["value"]
     state = record.state_after
     slots = [s for s in args.get("candidate_slots") or [] if s] or list(state)
@@ -191,6 +205,8 @@ def _slot_prompt(spec: WorkflowSpec, service: str, slot: str) -> str:
 
 
 def _wnf(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
+    if "tagged" in args:
+        return _tagged(args)
     if args.get("slot"):  # the slot came from a REQUEST act: only S1's rule applies
         return lambda _v: (float("nan"), "requested slot known from acts; S1 decides")
     sentence = args["sentence"]
@@ -232,6 +248,8 @@ def _wnf(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
 def _pc(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
     if has_confirmation_cue(record.agent):
         return lambda _v: (1.0, "confirmation cue in a_t")
+    if "tagged" in args:
+        return _tagged(args)
     # Questions are not confirmations (confirming questions carry a lexical cue instead).
     split = split_sentences(record.agent, newlines=False, strip="")  # embedded as written
     sentences = [s for s in split if not s.endswith("?")]

@@ -261,7 +261,10 @@ def evaluator_for(domain: str, verifier: Any = None) -> Any:
         verifier = _DEFAULT_VERIFIER
     key = (domain, id(verifier))
     if key not in _EVALUATORS:
-        _EVALUATORS[key] = SageEvaluator(mads_spec(domain), SageConfig.core(verifier))
+        # No act tagger: it learned SGD's spoken turns, and these records are tool calls and
+        # says whose criteria the compiler derives from the trajectory itself.
+        config = SageConfig(verifier=verifier, tagger=None)
+        _EVALUATORS[key] = SageEvaluator(mads_spec(domain), config)
     return _EVALUATORS[key]
 
 

@@ -34,6 +34,15 @@ def repair_signal(result: CriterionResult, record: TurnRecord) -> dict[str, Any]
     base = {"criterion": c.criterion_id, "class": c.failure_class}
     if c.failure_class == "IUV":
         slot = args.get("slot") or (args.get("candidate_slots") or ["?"])[0]
+        if args["value"] is None:  # the act tagger read the slot, not its value
+            return {
+                **base,
+                "action": "record_value",
+                "slot": slot,
+                "value": None,
+                "span": None,
+                "say": f"the user gave {slot}: read it from the user turn into {slot}",
+            }
         return {
             **base,
             "action": "record_value",

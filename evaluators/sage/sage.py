@@ -28,6 +28,9 @@ Args:
     schema (`str`): Path of an SGD `schema.json`, or `mads:<domain>` for MADS tool specs.
     text_only (`bool`): Ignore dialogue acts (the honest, text + state condition).
     resamples (`int`): Bootstrap resamples for the F1 CI (default 10,000, seed 0).
+    encoder: Sentence encoder of S2 (default all-MiniLM-L6-v2).
+    tagger (`bool`): Read acts from text with the bundled act tagger on turns without acts
+        (default True; its features are MiniLM's, so switch it off with another encoder).
 Returns:
     `dict`: `precision`, `recall`, `f1`, `f1_ci95`, `per_class`, `undecided_rate`,
     `stage_share`, `selective_f1`, `latency_p50_s`, `latency_p95_s`, `n`, `n_failure`.
@@ -84,6 +87,7 @@ class Sage(evaluate.Metric):
         text_only: bool = False,
         resamples: int = 10_000,
         encoder: object = "minilm",
+        tagger: bool = True,
     ) -> dict:
         if not schema:
             raise ValueError("schema is required: an SGD schema.json path or mads:<domain>")
@@ -93,6 +97,8 @@ class Sage(evaluate.Metric):
         labels = [
             _label(r, ref, i) for i, (r, ref) in enumerate(zip(records, references, strict=True))
         ]
-        config = SageConfig.core(OfflineGroundingVerifier(encoder=encoder))
+        config = SageConfig(verifier=OfflineGroundingVerifier(encoder=encoder))
+        if not tagger:
+            config.tagger = None
         verdicts = SageEvaluator(WorkflowSpec.from_source(schema), config).evaluate(records)
         return report(labels, verdicts, resamples=resamples)

@@ -159,6 +159,7 @@ def run_sgdx(
     variants: dict[str, list[dict[str, Any]]],
     text_only: bool = True,
     verifier: Any = None,
+    tagger: Any = "bundled",
 ) -> tuple[list[dict[str, Any]], dict[str, list[Verdict]]]:
     """SAGE-Core on v0 (original) and every variant; one table row per variant.
 
@@ -167,15 +168,18 @@ def run_sgdx(
         original (`list[dict]`): The original schema; ``variants``: ``{name: schema}``.
         text_only (`bool`): Drop dialogue acts first.
         verifier: S2 verifier shared across variants (offline default when None).
+        tagger: The act tagger (`ActTagger`, None for none, ``"bundled"`` for the shipped one).
 
     Returns:
         `tuple`: Rows ``{variant, f1, f1_ci95, precision, recall, undecided_rate, unchanged,
         seconds}`` and the verdicts per variant.
     """
     from evaluators.sage import OfflineGroundingVerifier, SageConfig, SageEvaluator, WorkflowSpec
+    from evaluators.sage.tagger import ActTagger
     from evaluators.sage.verdict_scoring import report
 
     verifier = verifier or OfflineGroundingVerifier()
+    tagger = ActTagger.load() if tagger == "bundled" else tagger
     base = [r.without_acts() for r in records] if text_only else list(records)
     runs = {"v0": (WorkflowSpec.from_sgd_schema(original), base)}
     for name, schema in variants.items():
@@ -183,7 +187,7 @@ def run_sgdx(
         runs[name] = (WorkflowSpec.from_sgd_schema(schema), [rename_record(r, names) for r in base])
     rows, verdicts = [], {}
     for name, (spec, rows_in) in runs.items():
-        evaluator = SageEvaluator(spec, SageConfig.core(verifier))
+        evaluator = SageEvaluator(spec, SageConfig(verifier=verifier, tagger=tagger))
         evaluator.warm_up()
         started = time.perf_counter()
         verdicts[name] = evaluator.evaluate(rows_in)

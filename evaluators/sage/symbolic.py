@@ -8,9 +8,14 @@ criterion up the cascade). S1 decisions carry margin 1.0.
   or unit (``pm``, ``in``) is unsupported (True) whatever shares that token; otherwise
   abstain (S2 decides).
 * IUV: not ignored (False) when s_t holds an equal value for the slot (or, text-only, for any
-  slot); ignored (True) when an INFORM-ed slot is absent from s_t; otherwise abstain.
+  slot); ignored (True) when an INFORM-ed slot is absent from s_t; otherwise abstain. A slot
+  the act tagger reads as informed (no value; only slots of the intent, nothing written to them
+  this turn) is not ignored when the user restates the value
+  s_t already holds; otherwise abstain.
 * WNF: needs the requested slot (acts): legal next → False; filled already or not a slot of
-  the intent → True; an optional slot still empty → abstain (indeterminate set).
+  the intent → True; an optional slot still empty → abstain (indeterminate set). A slot the
+  tagger reads as requested: legal next or not filled → False (a slot outside the intent is
+  left to the question path), filled → abstain (S2 weighs the tagger's probability).
 * PC: W's order first: a success claim (NOTIFY_SUCCESS, or a success statement text-only) in
   the turn that fills a required slot, or with acts without the user's AFFIRM → True. Then
   O(s) true → False; O(s) false and a confirm act → True, no confirm act → False; without
@@ -63,6 +68,11 @@ def _uv(args: dict, record: TurnRecord) -> tuple[bool | None, str]:
 def _iuv(args: dict, record: TurnRecord) -> tuple[bool | None, str]:
     value, slot = args["value"], args["slot"]
     state = record.state_after
+    if value is None:  # the tagger's reading: slot informed, nothing written to it this turn
+        held = state.get(slot)
+        if held and f" {normalize_text(held)} " in f" {normalize_text(record.user)} ":
+            return False, f"the user restates s_t[{slot}] = {held!r}"
+        return None, f"tagger reads {slot} as informed and the turn writes nothing to it"
     slots = [slot] if slot else list(state)
     for name in slots:
         if name in state and value_similarity(value, state[name]) >= EXACT:
@@ -78,6 +88,12 @@ def _wnf(args: dict, record: TurnRecord) -> tuple[bool | None, str]:
         return None, "requested field unknown without acts"
     if slot in args["next"]:
         return False, f"{slot} is a legal next field"
+    if "tagged" in args:  # the tagger's reading: S2 weighs how sure it is
+        if slot not in args["filled"]:
+            # an optional slot is no wrong field; one outside the intent is usually an offer
+            # about a result, which the question path tells apart from a request
+            return False, f"{slot} is not filled: re-asking is not the question here"
+        return None, f"tagger reads a request for {slot}, which s_t already holds"
     if slot in args["filled"]:
         return True, f"{slot} is already filled in s_t"
     if slot in args["optional"]:

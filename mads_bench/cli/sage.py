@@ -7,6 +7,7 @@
                              --schema schema.json --out V.jsonl [--labels L.jsonl]
     mads-bench sage compare --labels L.jsonl --a V1.jsonl --b V2.jsonl
     mads-bench sage calibrate [--sgd DIR] [--n 300] [--seed 1] [--out G.json]
+    mads-bench sage train-tagger [--sgd-train DIR] [--dialogues 3000] [--out W.safetensors]
     mads-bench sage sgdx [--sgd DIR] [--sgdx DIR] [--n 300] [--seed 0] [--acts] [--out R.json]
 
 ``--schema`` is an SGD ``schema.json`` or ``mads:<domain>`` (the domain's tool specs).
@@ -29,7 +30,8 @@ DEFAULT_SGD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "sage", help="SAGE turn evaluation: bench, run, compare, calibrate, baseline, sgdx."
+        "sage",
+        help="SAGE turn evaluation: bench, run, compare, calibrate, train-tagger, baseline, sgdx.",
     )
     sub = parser.add_subparsers(dest="sage_command", metavar="ACTION", required=True)
 
@@ -51,6 +53,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "descriptions, UV values sharing words with the user's).",
     )
     bench.add_argument("--out", type=Path, required=True, help="Output folder.")
+    _tagger_flag(bench)
     bench.add_argument(
         "--evaluate",
         action="store_true",
@@ -71,6 +74,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--nli", help="NLI cross-encoder name/path for S2 (default: offline).")
     run.add_argument("--gates", type=Path, help="S2 gates JSON from `sage calibrate`.")
     run.add_argument("--batch-size", type=positive_int, default=64, help="Turns per S2 batch.")
+    _tagger_flag(run)
     run.add_argument("--report", type=Path, help="Also write the report as JSON here.")
     run.set_defaults(handler=run_run)
 
@@ -101,7 +105,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     calib.add_argument("--n", type=positive_int, default=300)
     calib.add_argument("--seed", type=int, default=1)
     calib.add_argument("--out", type=Path, help="Write the gates as JSON.")
+    _tagger_flag(calib)
     calib.set_defaults(handler=run_calibrate)
+
+    train = sub.add_parser(
+        "train-tagger", help="Train the text-only act tagger on SGD train (MiniLM + MLP heads)."
+    )
+    train.add_argument("--sgd-train", type=Path, default=DEFAULT_SGD.parent / "train")
+    train.add_argument(
+        "--dialogues", type=positive_int, default=3000, help="Train dialogues sampled (3000)."
+    )
+    train.add_argument("--seed", type=int, default=0, help="Sampling and training seed.")
+    train.add_argument("--epochs", type=positive_int, default=20)
+    train.add_argument("--hidden", type=positive_int, default=256, help="MLP width.")
+    train.add_argument("--out", type=Path, required=True, help="Weights (.safetensors).")
+    train.set_defaults(handler=run_train_tagger)
 
     sgdx = sub.add_parser("sgdx", help="SGD-X robustness: F1 per paraphrased schema variant.")
     sgdx.add_argument("--sgd", type=Path, default=DEFAULT_SGD, help="SGD split folder (dev).")
@@ -112,7 +130,29 @@ def register(commands: argparse._SubParsersAction) -> None:
     sgdx.add_argument("--seed", type=int, default=0, help="Slice seed (as `bench`).")
     sgdx.add_argument("--acts", action="store_true", help="Also run with dialogue acts.")
     sgdx.add_argument("--out", type=Path, help="Write the table as JSON here.")
+    _tagger_flag(sgdx)
     sgdx.set_defaults(handler=run_sgdx)
+
+
+def _tagger_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tagger",
+        default="bundled",
+        help="Act tagger for turns without acts: `bundled` (weights trained on SGD train, "
+        "shipped), a .safetensors path from `sage train-tagger`, or `none` (lexical and "
+        "embedding path only).",
+    )
+
+
+def _tagger(flag: str) -> Any:
+    from evaluators.sage.tagger import DEFAULT_WEIGHTS, ActTagger
+
+    if flag == "none":
+        return None
+    try:
+        return ActTagger.load(DEFAULT_WEIGHTS if flag == "bundled" else Path(flag))
+    except (OSError, ValueError) as err:
+        raise UsageError(f"--tagger: {err}") from None
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -149,10 +189,10 @@ def run_bench(args: argparse.Namespace) -> int:
     atomic_write_text(args.out / "manifest.json", json.dumps(manifest, indent=2) + "\n")
     print(f"wrote {len(records)} turns ({manifest['injected']} injected) to {args.out}")
     if args.evaluate:
-        from evaluators.sage import SageEvaluator
+        from evaluators.sage import SageConfig, SageEvaluator
         from evaluators.sage.verdict_scoring import format_report, report
 
-        evaluator = SageEvaluator(spec)
+        evaluator = SageEvaluator(spec, SageConfig(tagger=_tagger(args.tagger)))
         evaluator.warm_up()
         for name, rows in (("acts", records), ("text_only", [r.without_acts() for r in records])):
             verdicts = evaluator.evaluate(rows)
@@ -195,6 +235,7 @@ def run_run(args: argparse.Namespace) -> int:
         if args.judge:
             config = SageConfig.llm(_backend(args.judge), verifier)
         config.use_s1, config.use_s2 = not args.no_s1, not args.no_s2
+        config.tagger = _tagger(args.tagger)
         evaluator = SageEvaluator(spec, config)
         for record in records:  # fail early on turns the schema does not know
             spec.intent(record.service, record.intent)
@@ -315,14 +356,61 @@ def run_calibrate(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     records, _, injections = build_slice(dialogues, spec, args.n, args.seed, split="calibration")
     check_outputs({"--sgd": args.sgd}, {"--out": args.out})
-    gates, counts = calibrate(spec, records, injections)
+    gates, counts = calibrate(spec, records, injections, tagger=_tagger(args.tagger))
     table = {
         k: {"theta": g.theta, "delta": g.delta, "low_fires": g.low_fires} for k, g in gates.items()
     }
     for k, g in table.items():
-        print(f"{k:<4} theta {g['theta']:+.3f}  delta {g['delta']:.2f}  criteria {counts[k]}")
+        print(f"{k:<7} theta {g['theta']:+.3f}  delta {g['delta']:.2f}  criteria {counts[k]}")
     if args.out:
         atomic_write_text(args.out, json.dumps(table, indent=2) + "\n")
+    return 0
+
+
+def run_train_tagger(args: argparse.Namespace) -> int:
+    import random
+
+    from tqdm.auto import tqdm
+
+    from evaluators.sage import OfflineGroundingVerifier, WorkflowSpec
+    from evaluators.sage.sgd import dialogue_turns, load_dialogues
+    from evaluators.sage.tagger import train_tagger
+
+    try:
+        spec = WorkflowSpec.from_sgd_schema(args.sgd_train / "schema.json")
+        dialogues = load_dialogues(args.sgd_train)
+    except (OSError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    check_outputs({"--sgd-train": args.sgd_train}, {"--out": args.out})
+    random.Random(args.seed).shuffle(dialogues)
+    picked = dialogues[: args.dialogues]
+    records = [r for d in picked for r in dialogue_turns(d)]
+    verifier = OfflineGroundingVerifier()
+    verifier.CACHE_SIZE = 10**7  # every text of the training set is embedded once
+    from evaluators.sage.tagger import previous_agent, slot_prompt
+
+    texts = sorted(
+        {t for r in records for t in (r.user, r.agent, previous_agent(r)) if t}
+        | {slot_prompt(svc, s) for svc in spec.services.values() for s in svc.slots}
+    )
+    chunks = range(0, len(texts), 2048)
+    for start in tqdm(chunks, desc=f"embedding {len(records)} turns of {len(picked)} dialogues"):
+        verifier.encode(texts[start : start + 2048])
+    tagger = train_tagger(
+        records,
+        spec,
+        verifier.encode,
+        hidden=args.hidden,
+        epochs=args.epochs,
+        seed=args.seed,
+        metadata={
+            "data": f"SGD train ({args.sgd_train.name}), {len(picked)} dialogues, seed {args.seed}",
+            "encoder": "all-MiniLM-L6-v2",
+        },
+        progress=lambda it: tqdm(it, desc="epochs"),
+    )
+    tagger.save(args.out)
+    print(f"wrote {args.out} ({tagger.metadata['pairs']} slot pairs, {len(records)} turns)")
     return 0
 
 
@@ -343,10 +431,11 @@ def run_sgdx(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as err:
         raise UsageError(str(err)) from None
     verifier = OfflineGroundingVerifier()
+    tagger = _tagger(args.tagger)
     table: dict[str, Any] = {"n": len(records), "seed": args.seed, "conditions": {}}
     for condition in ("text_only", "acts") if args.acts else ("text_only",):
         rows, verdicts = robustness.run_sgdx(
-            records, labels, original, variants, condition == "text_only", verifier
+            records, labels, original, variants, condition == "text_only", verifier, tagger
         )
         stable = robustness.stable_share(verdicts)
         table["conditions"][condition] = {"rows": rows, "stable_all": stable}

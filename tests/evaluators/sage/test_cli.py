@@ -189,3 +189,42 @@ def test_evaluate_module(tmp_path):
             schema=str(tmp_path / "schema.json"),
             encoder=HashEncoder(),
         )
+
+
+SGD_TRAIN = REPO / ".." / "shared" / "data" / "sgd" / "train"
+
+
+def test_train_tagger_retrains_from_sgd_train(tmp_path, capsys, minilm_path):
+    """`sage train-tagger` rebuilds the shipped weights' recipe on a small sample of SGD train;
+    the result reads acts on other SGD train turns far better than chance."""
+    if not (SGD_TRAIN / "schema.json").is_file():
+        pytest.skip(f"SGD train not found at {SGD_TRAIN}")
+    from sklearn.metrics import roc_auc_score
+
+    from evaluators.sage import OfflineGroundingVerifier, WorkflowSpec
+    from evaluators.sage.sgd import dialogue_turns, load_dialogues
+    from evaluators.sage.tagger import ActTagger, act_labels, featurize
+
+    out = tmp_path / "t.safetensors"
+    args = ["sage", "train-tagger", "--sgd-train", str(SGD_TRAIN), "--dialogues", "60"]
+    assert main([*args, "--epochs", "40", "--hidden", "32", "--out", str(out)]) == 0
+    tagger = ActTagger.load(out)
+    assert (
+        tagger.metadata["data"].startswith("SGD train")
+        and "60 dialogues" in tagger.metadata["data"]
+    )
+    spec = WorkflowSpec.from_sgd_schema(SGD_TRAIN / "schema.json")
+    held_out = [r for d in load_dialogues(SGD_TRAIN)[-15:] for r in dialogue_turns(d)]
+    features = featurize(held_out, spec, OfflineGroundingVerifier().encode)
+    probs, labels = tagger.predict(features), act_labels(held_out, features)
+    assert roc_auc_score(labels["inform"], probs["inform"][:, 0]) > 0.8
+    assert roc_auc_score(labels["request"], probs["request"][:, 0]) > 0.8
+    # the output is never the input folder, and a bad --tagger is one clear line
+    turns = tmp_path / "turns.jsonl"
+    write_jsonl(turns, [turn().without_acts()])
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    bad = ["sage", "run", "--turns", str(turns), "--schema", str(tmp_path / "schema.json")]
+    code = main([*bad, "--out", str(tmp_path / "v.jsonl"), "--tagger", str(tmp_path / "no.st")])
+    assert (
+        code == 2 and "--tagger:" in capsys.readouterr().err and not (tmp_path / "v.jsonl").exists()
+    )

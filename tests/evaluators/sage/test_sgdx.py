@@ -108,7 +108,9 @@ def test_run_sgdx_on_the_fixture():
         TurnLabel(dialogue_id="d1", turn_id="3", label="failure", failure_class="PC"),
     ]
     verifier = OfflineGroundingVerifier(encoder=HashEncoder())
-    rows, verdicts = run_sgdx(records, labels, SCHEMA, {"v9": _variant()}, True, verifier)
+    rows, verdicts = run_sgdx(
+        records, labels, SCHEMA, {"v9": _variant()}, True, verifier, tagger=None
+    )
     # one row per schema, v0 agrees with itself, verdicts keep the original turn keys
     assert [r["variant"] for r in rows] == ["v0", "v9"]
     assert rows[0]["unchanged"] == 1.0
