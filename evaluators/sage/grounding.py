@@ -99,7 +99,7 @@ class OfflineGroundingVerifier:
                 self._encoder = load_sentence_encoder(self._encoder)
             vectors = self._encoder.encode(
                 missing,
-                batch_size=128,
+                batch_size=32,  # measured: half the time per turn of 128 on 2 cores
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=False,
