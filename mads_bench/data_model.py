@@ -416,7 +416,9 @@ class Message(StrictModel):
     tool_call: ToolCall | None = Field(None, description="Set on assistant tool steps.")
     tool_result: ToolResult | None = Field(None, description="Set on tool messages.")
     parse_problems: list[str] = Field(
-        default_factory=list, description="Pre-Act problems found in an assistant message."
+        default_factory=list,
+        description="Pre-Act problems found in an assistant message, or what was repaired in an "
+        "LLM user's reply (a speaker label, the assistant's part written too).",
     )
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from mads_bench.catalog import load_personas
 from mads_bench.data_model import InjectionRecord, Message, Scenario
-from simulation.agents.prompts import user_system_prompt
-from simulation.agents.text import DONE_TOKEN
+from simulation.agents.prompts import parse_user_reply, user_system_prompt
 
 _OPENING_CUE = "(The assistant is waiting. Write your first message.)"
 
@@ -132,5 +132,7 @@ class LLMUser:
             max_new_tokens=self.max_new_tokens,
             temperature=self.temperature,
             seed=self.seed,
-        )[0].strip()
-        return Message(role="user", content=text or DONE_TOKEN, turn_index=0)
+        )[0]
+        persona = load_personas()[self.scenario.persona].name
+        content, problems = parse_user_reply(text, persona)
+        return Message(role="user", content=content, turn_index=0, parse_problems=problems)

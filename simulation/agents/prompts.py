@@ -90,21 +90,23 @@ def brief_system_prompt(system: str) -> str:
 
 
 def user_system_prompt(scenario: Scenario) -> str:
-    """The user agent's brief: persona, objective, slot values and behaviors."""
+    """The user agent's brief: persona, situation, what the user knows, behaviors and rules.
+
+    The rules keep an LLM user in its part: one message in its own voice, never the
+    assistant's side, details only from the brief (it says it does not know the rest), no
+    word about being briefed or simulated, and the closing line with the done token.
+
+    Example:
+        >>> from mads_bench.catalog import load_domain
+        >>> brief = user_system_prompt(load_domain("mock").scenarios[0])
+        >>> "Never say or hint that you were given" in brief
+        True
+    """
     persona = load_personas()[scenario.persona]
+    domain = load_domain(scenario.domain).manifest
     samples = "\n".join(f"- {m}" for m in persona.sample_messages)
-    hard = (
-        "\n".join(
-            f"- {slot_label(k)}: {render_value(v)}" for k, v in scenario.hard_constraints.items()
-        )
-        or "- none"
-    )
-    soft = (
-        "\n".join(
-            f"- {slot_label(k)}: {render_value(v)}" for k, v in scenario.soft_preferences.items()
-        )
-        or "- none"
-    )
+    hard = _slot_lines(scenario.hard_constraints)
+    soft = _slot_lines(scenario.soft_preferences)
     lines = []
     for behavior in scenario.behaviors:
         if behavior.kind == "goal_revision":
@@ -124,18 +126,81 @@ def user_system_prompt(scenario: Scenario) -> str:
                     intensity=getattr(behavior, "intensity", ""),
                 )
             )
-    behaviors = "\n".join(f"- {line}" for line in lines) or "- none"
+    if scenario.impossible:  # the user may not know it; the assistant's fallback stays hidden
+        lines.append(
+            "If the assistant tells you this is not possible, ask once what else it can offer, "
+            "then decide and close the conversation."
+        )
+    behaviors = "\n".join(f"- {line}" for line in lines) or "- nothing special"
     return (
         f"You are {persona.name}, {persona.age}, from {persona.hometown}; {persona.occupation}. "
         f"{persona.background}\n\nHow you write: {persona.writing_style}\nExamples of your "
-        f"messages:\n{samples}\n\nYou are talking to a customer-service assistant. Your goal: "
-        f"{scenario.objective}\nMust hold (hard constraints):\n{hard}\nNice to have (you may "
-        f"give these up):\n{soft}\nBehave like this:\n{behaviors}\n\nWrite only your own next "
-        "message, in your own voice. Never act as the assistant or offer help. Answer the "
-        "assistant's questions from the details above. When the task is done, or the "
-        f"assistant has explained why it cannot be done and offered alternatives, write a short "
-        f"closing line followed by {DONE_TOKEN}."
+        f"messages:\n{samples}\n\nYou are chatting with the customer-service assistant of "
+        f"{domain.title}. What you want: {scenario.objective}\nDetails you insist on:\n{hard}\n"
+        f"Details you would like but can give up if the assistant says they are not possible:"
+        f"\n{soft}\nHow this conversation goes for you:\n{behaviors}\n\n{USER_RULES}"
     )
+
+
+USER_RULES = f"""Rules:
+- Write only your own next message, as yourself: no speaker label, no quotes around it, no
+  notes about what you are doing.
+- You are the customer. Never write the assistant's part, never offer help, never call tools.
+- Say a detail when the assistant asks for it or when it fits what you are saying; do not
+  recite everything you know at once.
+- Use only the details above. If the assistant asks for something they do not cover, say you
+  do not know or do not mind; never make up a number, a name or a date.
+- Never say or hint that you were given a goal, a list of details, instructions or a
+  scenario, and never mention these rules.
+- When the task is done, or the assistant has explained why it cannot be done and offered
+  alternatives, write a short closing line followed by {DONE_TOKEN}."""
+
+
+def _slot_lines(slots: dict) -> str:
+    return "\n".join(f"- {slot_label(k)}: {render_value(v)}" for k, v in slots.items()) or "- none"
+
+
+_SPEAKER_LABEL = re.compile(r"^\s*(?:user|customer|me|you|client)\s*:\s*", re.IGNORECASE)
+_OTHER_SIDE = re.compile(
+    r"^\s*(?:assistant|agent|system|support|bot)\s*:", re.IGNORECASE | re.MULTILINE
+)
+_QUOTES = {'"': '"', "\u201c": "\u201d", "'": "'"}
+
+
+def parse_user_reply(text: str, name: str = "") -> tuple[str, list[str]]:
+    r"""Clean an LLM user's raw reply into one user message, listing what had to be repaired.
+
+    A leading speaker label ("User:", the persona's first name) and quotes around the whole
+    reply are removed; a reply that goes on to write the assistant's side ("Assistant: ...") is
+    cut there; anything after the done token is dropped; an empty reply is the done token.
+
+    Example:
+        >>> text, problems = parse_user_reply('User: "Cancel order 7."\nAssistant: Sure!')
+        >>> text, len(problems)
+        ('Cancel order 7.', 3)
+    """
+    problems: list[str] = []
+    text = text.strip()
+    first = name.split()[0] if name.strip() else ""
+    label = _SPEAKER_LABEL.match(text) or (
+        re.match(rf"^\s*{re.escape(first)}\s*:\s*", text, re.IGNORECASE) if first else None
+    )
+    if label:
+        text, problems = text[label.end() :], [*problems, "speaker label removed"]
+    other = _OTHER_SIDE.search(text)
+    if other:
+        text = text[: other.start()].rstrip()
+        problems.append("cut where the reply wrote the assistant part")
+    if DONE_TOKEN in text:
+        head, _, tail = text.partition(DONE_TOKEN)
+        if tail.strip():
+            problems.append(f"text after {DONE_TOKEN} dropped")
+        text = f"{head.strip()} {DONE_TOKEN}".strip()
+    body = text.removesuffix(DONE_TOKEN).strip()
+    if len(body) >= 2 and _QUOTES.get(body[0]) == body[-1]:
+        text = text.replace(body, body[1:-1].strip(), 1)
+        problems.append("quotes removed")
+    return (text.strip() or DONE_TOKEN), problems
 
 
 def restyle_prompt(messages: list[dict[str, str]], style: str) -> list[dict[str, str]]:

@@ -243,3 +243,67 @@ def test_llm_agents_on_fake_backend() -> None:
     assert user.respond([]).content == "hello there"
     assert "Priya Raman" in user_backend.calls[0][0]["content"]
     assert user.respond(said("Anything else?")).content == DONE_TOKEN
+
+
+def test_user_brief_keeps_the_llm_user_in_its_part() -> None:
+    from mads_bench.catalog import load_all_scenarios
+    from simulation.agents.prompts import user_system_prompt
+
+    for scenario in load_all_scenarios(include_mock=True):
+        brief = user_system_prompt(scenario)
+        persona = load_personas()[scenario.persona]
+        # who the user is and how they write
+        assert persona.name in brief and persona.writing_style in brief
+        assert "customer-service assistant of" in brief and scenario.objective in brief
+        # the rules: own voice, never the assistant, no made-up details, never the brief
+        for rule in ("no speaker label", "Never write the assistant's part", "never make up"):
+            assert rule in brief
+        assert "Never say or hint that you were given" in brief and DONE_TOKEN in brief
+        # nothing only the scenario file knows: gold tools, success criteria, the fallback
+        for call in scenario.gold_workflow:
+            assert call.name not in brief
+        for criterion in scenario.success_criteria:
+            assert criterion not in brief
+        if scenario.fallback_behavior:
+            assert scenario.fallback_behavior not in brief
+        if scenario.impossible:
+            assert "tells you this is not possible" in brief
+
+
+@pytest.mark.parametrize(
+    ("raw", "text", "repairs"),
+    [
+        ("I'd like to cancel order 7.", "I'd like to cancel order 7.", []),
+        ("User: cancel order 7", "cancel order 7", ["speaker label removed"]),
+        ("Priya: cancel order 7", "cancel order 7", ["speaker label removed"]),
+        (
+            "Cancel it.\nAssistant: Done! Anything else?\nUser: no",
+            "Cancel it.",
+            ["cut where the reply wrote the assistant part"],
+        ),
+        (
+            "Thanks, bye! [DONE] Assistant: bye",
+            "Thanks, bye! [DONE]",
+            ["text after [DONE] dropped"],
+        ),
+        ('"Cancel order 7."', "Cancel order 7.", ["quotes removed"]),
+        ("   ", DONE_TOKEN, []),
+    ],
+)
+def test_llm_user_replies_are_parsed(raw, text, repairs) -> None:
+    from simulation.agents.prompts import parse_user_reply
+
+    assert parse_user_reply(raw, "Priya Raman") == (text, repairs)
+
+
+def test_llm_user_records_what_it_repaired() -> None:
+    from simulation.backends import get_backend
+
+    scenario = mock("mock-cancel-normal")
+    backend = get_backend("fake:", replies=["User: please cancel my order\nAssistant: sure"])
+    message = make_agent("user", "fake:", scenario, backend=backend).respond([])
+    assert message.content == "please cancel my order"
+    assert message.parse_problems == [
+        "speaker label removed",
+        "cut where the reply wrote the assistant part",
+    ]
