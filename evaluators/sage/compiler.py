@@ -155,12 +155,15 @@ def compile_turn(
                     )
                 )
         known = tuple(record.state_after.values())
+        read = {}
+        if tags is not None:  # what the tagger reads a_t as requesting, for S2
+            read = {"tag_requests": sorted(s for s, p in tags.request.items() if p >= TAG_FLOOR)}
         for i, sentence in enumerate(request_sentences(record.agent, known)):
             criteria.append(
                 Criterion(
                     criterion_id=f"WNF:q{i}",
                     failure_class="WNF",
-                    args={"slot": None, "sentence": sentence, **legal},
+                    args={"slot": None, "sentence": sentence, **legal, **read},
                     evidence={"agent_span": sentence},
                     text=f"The agent asks: {sentence!r}. Does it request a field that is NOT "
                     f"a legal next field (legal: {next_fields})?",

@@ -58,9 +58,9 @@ DEFAULT_GATES: dict[str, Gate] = {
     "IUV": Gate(theta=0.354, delta=0.02, low_fires=True),
     "WNF": Gate(theta=-0.079, delta=0.08, low_fires=False),
     "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
-    "IUV-tag": Gate(theta=0.674, delta=0.10, low_fires=False),
-    "WNF-tag": Gate(theta=0.524, delta=0.02, low_fires=False),
-    "PC-tag": Gate(theta=0.848, delta=0.02, low_fires=False),
+    "IUV-tag": Gate(theta=0.601, delta=0.02, low_fires=False),
+    "WNF-tag": Gate(theta=0.505, delta=0.02, low_fires=False),
+    "PC-tag": Gate(theta=0.409, delta=0.02, low_fires=False),
 }
 
 

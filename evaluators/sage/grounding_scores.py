@@ -12,7 +12,8 @@ finishes the score once the embeddings exist. Scores (before the gate):
 * WNF: best similarity of the question to an already filled slot minus the best to a legal
   next field (floor 0.25); similarity = MiniLM cosine to "slot words: description" + 0.2 ×
   share of the slot's name words in the question. NaN (abstain) when the best match is a slot
-  outside the legal and filled sets (an optional or result slot).
+  outside the legal and filled sets (an optional or result slot). With the act tagger: -1 when
+  every slot it reads a_t as requesting is a legal next field (or an empty optional one).
 * PC: 1.0 with a lexical confirmation cue, else the best cosine of a sentence of a_t to a few
   confirmation paraphrases.
 * Criteria from the act tagger (``"tagged"`` in their args): the tagger's probability, under
@@ -210,6 +211,11 @@ def _wnf(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
     if args.get("slot"):  # the slot came from a REQUEST act: only S1's rule applies
         return lambda _v: (float("nan"), "requested slot known from acts; S1 decides")
     sentence = args["sentence"]
+    reads = args.get("tag_requests")
+    if reads and all(
+        s in args["next"] or (s in args["optional"] and s not in args["filled"]) for s in reads
+    ):
+        return lambda _v: (-1.0, f"act tagger reads a request for {reads}: legal")
     slots = list(spec.service(record.service).slots)
     prompts = {s: _slot_prompt(spec, record.service, s) for s in slots}
     req.need(sentence, *prompts.values())

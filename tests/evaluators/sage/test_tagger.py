@@ -192,3 +192,24 @@ def test_bundled_tagger_reads_sgd_style_turns(minilm_path):
     assert max(tags[0].request, key=tags[0].request.get) == "therapist_type"
     assert tags[0].success < 0.5 <= tags[1].success
     assert max(tags[1].inform, key=tags[1].inform.get) == "therapist_type"
+
+
+def test_question_path_takes_the_taggers_legal_reading(spec):
+    record = turn(
+        agent="And when should it be?",
+        state_before={"restaurant_name": "Sino"},
+        state_after={"restaurant_name": "Sino", "city": "San Jose"},
+    ).without_acts()
+    verifier = OfflineGroundingVerifier(encoder=HashEncoder())
+
+    def question_score(tags):
+        criteria = compile_turn(spec, record, tags=tags)
+        question = next(c for c in criteria if c.criterion_id == "WNF:q0")
+        return verifier.scores([(question, record, spec)])[0]
+
+    # the tagger reads a request for time, a legal next field: the question is no WNF
+    score, note = question_score(TurnTags(request={"time": 0.9}))
+    assert score == -1.0 and "legal" in note
+    # a reading of a filled slot leaves the question to the embedding path
+    score, note = question_score(TurnTags(request={"restaurant_name": 0.9}))
+    assert score != -1.0
