@@ -50,7 +50,23 @@ def _split_summary(rows: list[dict], pred: list[Dialogue], gold: list[Dialogue])
             }
         )
     anchor = [r["dgcr"] for r in rows]
+    confusion: dict[str, dict[str, int]] = {}
+    for r in rows:
+        for g, p in r["status_pairs"]:
+            confusion.setdefault(g, {}).setdefault(p, 0)
+            confusion[g][p] += 1
+    first = [e for r in rows for e in r["first_mentioned_turn_errors"]]
+    completion = [e for r in rows for e in r["completion_turn_errors"]]
     return {
+        "status_confusion": confusion,
+        "first_mentioned_turn_mae": _mean(first),
+        "completion_turn_mae": _mean(completion),
+        "timing_pairs": {
+            "first_mentioned": len(first),
+            "completion": len(completion),
+            "completion_missed": sum(r["completion_missed"] for r in rows),
+            "completion_spurious": sum(r["completion_spurious"] for r in rows),
+        },
         "n_dialogues": len(rows),
         "goal_detection_precision": _mean([r["goal_detection_precision"] for r in rows]),
         "goal_detection_recall": _mean([r["goal_detection_recall"] for r in rows]),
@@ -140,7 +156,19 @@ def score_dialogues(
         "n_dialogues": len(gold),
         "missing_predictions": missing,
         **overall,
-        **{k: everything[k] for k in ("dgcr", "ntc", "gold_dgcr", "gold_ntc")},
+        **{
+            k: everything[k]
+            for k in (
+                "dgcr",
+                "ntc",
+                "gold_dgcr",
+                "gold_ntc",
+                "first_mentioned_turn_mae",
+                "completion_turn_mae",
+                "timing_pairs",
+                "status_confusion",
+            )
+        },
         "progress": everything["progress"],
         "correlations_with_dgcr": everything["correlations_with_dgcr"],
         "by_complexity": by_complexity,
@@ -152,6 +180,46 @@ def _fmt(value: float | None, percent: bool = False) -> str:
     if value is None:
         return "n/a"
     return f"{100 * value:.2f}" if percent else f"{value:.3f}"
+
+
+def confusion_table(confusion: dict[str, dict[str, int]]) -> list[str]:
+    """Markdown lines of the final-status confusion matrix (rows gold, columns predicted)."""
+    names = sorted({g for g in confusion} | {p for row in confusion.values() for p in row})
+    lines = [
+        "### Final statuses of matched goals (rows gold, columns predicted)",
+        "",
+        "| gold / predicted | " + " | ".join(names) + " |",
+        "| --- |" + " --- |" * len(names),
+    ]
+    for g in names:
+        row = confusion.get(g, {})
+        lines.append(f"| {g} | " + " | ".join(str(row.get(p, 0)) for p in names) + " |")
+    return lines
+
+
+HEADLINE = (
+    ("goal_detection_f1", True),
+    ("conditional_status_accuracy", True),
+    ("dependency_f1", True),
+    ("dgcr", False),
+    ("ntc", False),
+    ("first_mentioned_turn_mae", False),
+    ("completion_turn_mae", False),
+)
+
+
+def render_side_by_side(strict: dict, release: dict) -> str:
+    """The headline figures of a strict and a release report of the same predictions."""
+    lines = [
+        f"## ATOD headline: strict vs release ({strict['n_dialogues']} dialogues, threshold "
+        f"{strict['threshold']})",
+        "",
+        "| metric | strict | release |",
+        "| --- | --- | --- |",
+    ]
+    for key, pct in HEADLINE:
+        lines.append(f"| {key} | {_fmt(strict.get(key), pct)} | {_fmt(release.get(key), pct)} |")
+    return "\n".join(lines) + "\n"
 
 
 def render_markdown(report: dict) -> str:
@@ -174,8 +242,19 @@ def render_markdown(report: dict) -> str:
         ("ntc", False),
         ("gold_dgcr", False),
         ("gold_ntc", False),
+        ("first_mentioned_turn_mae", False),
+        ("completion_turn_mae", False),
     ]:
         lines.append(f"| {key} | " + " | ".join(_fmt(c.get(key), pct) for _, c in cols) + " |")
+    timing = report["timing_pairs"]
+    lines += [
+        "",
+        f"Turn errors over matched pairs: {timing['first_mentioned']} first mentions, "
+        f"{timing['completion']} completions ({timing['completion_missed']} gold completions "
+        f"not predicted, {timing['completion_spurious']} predicted ones gold does not have).",
+        "",
+        *confusion_table(report["status_confusion"]),
+    ]
     lines += ["", "### Along normalised progress (all dialogues)", "", "| bin | F1 | acc |"]
     lines.append("| --- | --- | --- |")
     for cell in report["progress"]:

@@ -12,6 +12,9 @@ Per dialogue, predicted goals are matched to gold goals (`matching.GoalMatcher`)
 - the same detection / status figures along normalised progress: at bin b of B the cut is
   turn ceil(b * T / B), and only goals whose status history has them mentioned by the cut
   take part;
+- over the matched pairs: the confusion of final statuses (gold → predicted) and the mean
+  absolute error, in turns, of `first_mentioned_turn` and `completion_turn` where both the
+  prediction and the gold goal have one (completions only one side has are counted apart);
 - dGCR and NTC of the predicted and of the gold states, and Pearson / Spearman of each
   per-dialogue metric with the per-dialogue dGCR of the predicted states.
 
@@ -112,6 +115,29 @@ def dependency_counts(pred: Dialogue, gold: Dialogue, match: GoalMatch) -> tuple
     return len(hit), fp, len(gold_edges - hit)
 
 
+def pair_details(pred: Dialogue, gold: Dialogue, match: GoalMatch) -> dict:
+    """Over the matched (predicted, gold) pairs: final statuses side by side, and the turn
+    errors of ``first_mentioned_turn`` and ``completion_turn`` (where both sides have one)."""
+    statuses, first, completion = [], [], []
+    missed = spurious = 0
+    for i, j in match.pairs.items():
+        p, g = pred.goal_list[i], gold.goal_list[j]
+        statuses.append([g.status, p.status])
+        if p.first_mentioned_turn is not None and g.first_mentioned_turn is not None:
+            first.append(abs(p.first_mentioned_turn - g.first_mentioned_turn))
+        if p.completion_turn is not None and g.completion_turn is not None:
+            completion.append(abs(p.completion_turn - g.completion_turn))
+        missed += p.completion_turn is None and g.completion_turn is not None
+        spurious += p.completion_turn is not None and g.completion_turn is None
+    return {
+        "status_pairs": statuses,
+        "first_mentioned_turn_errors": first,
+        "completion_turn_errors": completion,
+        "completion_missed": missed,
+        "completion_spurious": spurious,
+    }
+
+
 def score_dialogue(
     pred: Dialogue, gold: Dialogue, matcher: GoalMatcher, bins: int = PROGRESS_BINS
 ) -> dict:
@@ -149,6 +175,7 @@ def score_dialogue(
             progress.append(None)
     tp, fp, fn = dependency_counts(pred, gold, match)
     return {
+        **pair_details(pred, gold, match),
         "dialogue_id": gold.dialogue_id,
         "complexity": gold.complexity_class,
         "n_pred": len(pred.goal_list),

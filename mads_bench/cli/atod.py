@@ -37,9 +37,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     score.add_argument("--gold", type=Path, required=True, help="Gold dialogues (JSON or JSONL).")
     score.add_argument(
         "--mode",
-        choices=["release", "strict"],
-        default="release",
-        help="release: lenient like the ATOD release (default); strict: one-to-one, exact.",
+        choices=["both", "strict", "release"],
+        default="both",
+        help="strict: one-to-one matching, exact statuses (our headline); release: lenient like "
+        "the ATOD release (comparable with the paper); both (default): strict, with the "
+        "release figures side by side (JSON: the strict report with a `release` key).",
     )
     score.add_argument(
         "--threshold",
@@ -105,27 +107,47 @@ def run_score(args: argparse.Namespace) -> int:
     judge = _judge(args.judge)
     gold = _load("--gold", args.gold)
     pred = _load("--pred", args.pred, model=Prediction)
+    modes = ["strict", "release"] if args.mode == "both" else [args.mode]
     try:
-        report = score_dialogues(pred, gold, mode=args.mode, threshold=args.threshold, judge=judge)
+        reports = [
+            score_dialogues(pred, gold, mode=m, threshold=args.threshold, judge=judge)
+            for m in modes
+        ]
     except UsageError as err:
         raise UsageError(f"--pred {args.pred}: {err}") from None
+    report = reports[0]  # strict when both: the headline
     if args.judge_metrics:
         from evaluators.atod.judge_metrics import add_judge_metrics, render_judge_markdown
         from evaluators.atod.matching import GoalMatcher
 
         add_judge_metrics(
-            report, pred, gold, judge, GoalMatcher(mode=args.mode, threshold=args.threshold)
+            report, pred, gold, judge, GoalMatcher(mode=modes[0], threshold=args.threshold)
         )
         report["judge"] = args.judge
-    if args.json:
+    if args.mode == "both":
+        _print_both(args, report, reports[1])
+    elif args.json:
         if not args.per_dialogue:
             report.pop("per_dialogue")
         print_json(args, report)
     else:
         print(render_markdown(report), end="")
-        if args.judge_metrics:
-            print(render_judge_markdown(report), end="")
+    if args.judge_metrics and not args.json:
+        print(render_judge_markdown(report), end="")
     return 0
+
+
+def _print_both(args: argparse.Namespace, strict: dict, release: dict) -> None:
+    from evaluators.atod.report import render_markdown, render_side_by_side
+
+    if args.json:
+        for report in (strict, release):
+            if not args.per_dialogue:
+                report.pop("per_dialogue")
+        print_json(args, {**strict, "release": release})
+    else:
+        print(render_side_by_side(strict, release) + "\n" + render_markdown(strict), end="")
+        print("\n" + render_markdown(release), end="")
 
 
 def _load(flag: str, path: Path, model: type | None = None) -> list:
