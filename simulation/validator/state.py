@@ -70,6 +70,11 @@ def replay_gold(context: Context) -> GoldReplay:
             if result.ok or not _transient(result.content):
                 break
         tool = context.tools.get(gold.name)
+        content = result.content if isinstance(result.content, dict) else {}
+        if (tool is None or tool.kind != "write") and content.get("code") == "policy_violation":
+            # a rule refuses a lookup the rest depends on: the assistant explains it and stops
+            refused[gold.name] = f"{gold.name}: {content.get('message', content)}"
+            break
         if tool is None or tool.kind != "write":
             continue
         if result.ok:

@@ -13,7 +13,8 @@ execution adversities fire) while retrying transient failures (``timeout``,
   the user agreed to the write, and the judge decides when one is given.
 
 When the goal cannot be reached — the scenario is ``impossible`` (no write may change the
-state, whatever the backend allows) or a gold write was refused by a business rule — the
+state, whatever the backend allows), a gold write was refused by a business rule, or a rule
+refused a gold lookup (the replay stops there: nothing after it can happen) — the
 last ``say`` must explain and offer alternatives without claiming success: decline and
 alternative cues decide by rule; otherwise its MiniLM cosine to the scenario's
 ``fallback_behavior`` (or the refusal messages) decides (``EXPLAIN_MIN`` +- ``BAND``, the

@@ -80,3 +80,25 @@ def _seed_state(scenario):
     from mads_bench.catalog import load_domain
 
     return load_domain(scenario.domain).database(scenario.backend_state).dump()
+
+
+def test_rule_refusing_a_gold_lookup_blocks_the_rest(transfer, scenarios):
+    """A policy refusal of the first lookup: nothing after it can happen, so the assistant's
+    explanation passes, and a transfer made anyway is an unexpected change."""
+    from mads_bench.data_model import Scenario
+    from simulation.runner import simulate
+
+    policy = {
+        "kind": "policy_constraint",
+        "tool": "list_customer_accounts",
+        "on_calls": [1],
+        "policy": "requests of this kind need a manual review by a supervisor",
+    }
+    refused = Scenario.model_validate(
+        {**scenarios[TRANSFER].model_dump(), "complexity": "unhappy", "behaviors": [policy]}
+    )
+    explained = simulate(refused, seed=0)
+    assert _task(explained, refused)[1] == []
+    # the clean run made the transfer the refused lookup should have stopped
+    _, found = _task(transfer.model_copy(update={"scenario_id": refused.id}), refused)
+    assert any("unexpected_change" in r or "new transfers" in r for r in found), found
