@@ -32,7 +32,7 @@ import re
 from typing import Any
 
 from mads_bench.data_model import json_leaves
-from mads_bench.text import normalise
+from mads_bench.text import normalise, split_sentences
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, Step
 from simulation.validator.values import (
     CLOCK,
@@ -75,6 +75,38 @@ _COMPLETION_CLAIM = re.compile(
     r"\byou(?:'re| are) all set\b",
     re.IGNORECASE,
 )
+_DECLINING = re.compile(
+    r"\b(?:cannot|can't|can not|unable|not possible|refused|is not allowed|isn't allowed|"
+    r"sorry|unfortunately)\b",
+    re.IGNORECASE,
+)
+
+
+def completion_claim(text: str, reported: frozenset[str] = frozenset()) -> re.Match[str] | None:
+    """The first completion claim of a say that is not a description: outside declining
+    sentences ("HR-5003 was booked at a non-refundable rate and cannot be cancelled") and not a
+    state an earlier tool result reports (``reported``: its lower-cased string values; "the
+    flight has been cancelled" after a status lookup that returned ``cancelled``)."""
+    for sentence in split_sentences(text, newlines=False):
+        claim = _COMPLETION_CLAIM.search(sentence)
+        if claim is None or _DECLINING.search(sentence):
+            continue
+        if claim.group(0).split()[-1].lower() not in reported:
+            return claim
+    return None
+
+
+def _reported_values(context: Context, position: int) -> frozenset[str]:
+    """Lower-cased string values of the tool results before ``position``."""
+    return frozenset(
+        str(leaf).lower()
+        for message in context.messages[:position]
+        if message.tool_result is not None and message.tool_result.ok
+        for _, leaf in json_leaves(message.tool_result.content)
+        if isinstance(leaf, str)
+    )
+
+
 _FAILURE_CLAIM = re.compile(
     r"\b(?:could not|couldn't|cannot|can't|was unable|unable to|found nothing|failed|"
     r"no results)\b",
@@ -235,7 +267,7 @@ def _check_say(context: Context, step: Step, result: CheckResult) -> None:
             f"{step.where}: unsupported_failure_claim: the say claims '{failure.group(0)}' "
             f"right after {last.name} succeeded"
         )
-    claim = _COMPLETION_CLAIM.search(text)
+    claim = completion_claim(text, _reported_values(context, step.position))
     if claim and not _write_succeeded_before(context, step.position):
         result.fail(
             f"{step.where}: unsupported_completion: the say claims '{claim.group(0)}' but no "

@@ -92,3 +92,17 @@ def test_say_facts_extraction():
         "numbers": {"1250.5"},
         "statuses": {"confirmed"},
     }
+
+
+def test_descriptions_are_not_completion_claims():
+    from simulation.validator.faithfulness import completion_claim
+
+    # a record described while declining, and a state the lookup reported, claim nothing
+    declining = "I'm sorry. HR-5003 was booked at a non-refundable rate and cannot be cancelled."
+    assert completion_claim(declining) is None
+    reported = "Flight AU233 has been cancelled by the airline."
+    assert completion_claim(reported, frozenset({"cancelled"})) is None
+    # the same words without the lookup, or next to a decline elsewhere, still claim
+    assert completion_claim(reported).group(0) == "has been cancelled"
+    mixed = "Sorry for the wait. Your table has been booked."
+    assert completion_claim(mixed).group(0) == "has been booked"
