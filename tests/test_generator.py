@@ -67,3 +67,21 @@ def test_generated_scenarios_are_valid_and_executable(domain):
         ]
         if scenario.complexity != "impossible":
             assert all(r.ok for r in results), (scenario.id, [r.content for r in results])
+
+
+def test_generated_scenarios_simulate_and_validate(minilm_path):
+    """The scripted agents on a seeded generated batch (every complexity): at least 98% of
+    the conversations pass the validator; the ones that fail are named."""
+    from mads_bench.models import load_sentence_encoder
+    from simulation.runner import simulate
+    from simulation.validator import Embedder, validate_trajectory
+
+    embedder = Embedder(load_sentence_encoder(str(minilm_path)))
+    rejected, total = [], 0
+    for domain in DOMAINS:
+        for scenario in generate_scenarios(load_domain(domain), 20, seed=7):
+            verdict = validate_trajectory(simulate(scenario, seed=0), scenario, embedder=embedder)
+            total += 1
+            if not verdict["passed"]:
+                rejected.append(scenario.id)
+    assert total == 120 and len(rejected) <= 2, rejected
