@@ -192,14 +192,21 @@ class ScriptedAssistant(RecoveryMixin):
             code, message = self.last_error
             if self.attempts >= ATTEMPTS_PER_ROUND:
                 return self._offer_retry(call.name, code, message, remaining)
-            think = (
-                f"{call.name} failed with {code} ({message}); it is retryable, so I call it "
-                f"again (attempt {self.attempts + 1} of {ATTEMPTS_PER_ROUND})."
-            )
+            think = say(
+                "think_retry", self._rng(), tool=call.name, code=code, message=message,
+                attempt=str(self.attempts + 1), attempts=str(ATTEMPTS_PER_ROUND),
+            )  # fmt: skip
         else:
             grounded = [k for k in args if k not in derived]
-            said = f" ({' and '.join(grounded)} came up in the conversation)" if grounded else ""
-            think = say("think_call", self._rng(), tool=call.name, grounded=said)
+            rng = self._rng()
+            said = ""
+            if grounded:
+                pairs = " and ".join(
+                    f"{slot_label(k)} {speech.render_value(args[k])}" for k in grounded[:3]
+                )
+                said = say("grounded", rng, names=" and ".join(grounded), pairs=pairs)
+                said = said[:1].lower() + said[1:] if said[:1].isalpha() else said
+            think = say("think_call", rng, tool=call.name, grounded=said)
         return (
             think,
             Action.tool(call.name, args),

@@ -117,11 +117,44 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "I can call {tool} now{grounded}.",
         "Everything {tool} needs is known{grounded}, so I call it.",
         "Next I use {tool}{grounded}.",
+        "{tool} is the step that gets this done{grounded}; I call it.",
+        "Time to run {tool}{grounded}.",
+        "Nothing is missing for {tool}{grounded}, so I go ahead with it.",
+    ),
+    # why the arguments are known: what the user said, or what an earlier result returned
+    "grounded": (
+        " ({names} came up in the conversation)",
+        ": the user gave {pairs}",
+        " with {pairs} from what the user said",
+        " ({pairs} are known from the conversation)",
+        ", using {pairs}",
     ),
     "think_done": (
         "The request is handled ({names}); I summarise what the tools returned.",
         "{names} went through; I tell the user what the results say.",
         "Nothing is left to do after {names}; I report the outcome with its details.",
+        "With {names} done, the user's request is complete; I give them the details.",
+        "{names} answered; what is left is telling the user the result.",
+    ),
+    "think_retry": (
+        "{tool} failed with {code} ({message}); it is retryable, so I call it again "
+        "(attempt {attempt} of {attempts}).",
+        "That was a transient {code} from {tool} ({message}); I try once more (attempt "
+        "{attempt} of {attempts}).",
+        "{tool} did not go through ({code}: {message}), which can pass; attempt {attempt} of "
+        "{attempts}.",
+    ),
+    "think_empty": (
+        "{tool} returned no results; I tell the user and offer alternatives.",
+        "Nothing came back from {tool}; I say so and suggest another search.",
+        "{tool} found nothing for these details, so I offer to search again or change them.",
+    ),
+    "think_refused": (
+        "{tool} was refused with {code} ({message}); this is a rule, not a glitch, so I "
+        "explain it and offer alternatives.",
+        "A rule blocks {tool} ({code}: {message}); retrying would not help, so I explain it and "
+        "suggest other options.",
+        "{tool} is not allowed here ({message}); I tell the user why and what they can do instead.",
     ),
     # reports the outcome: each carries a completion cue
     "did": (

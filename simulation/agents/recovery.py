@@ -23,6 +23,7 @@ from typing import Any
 
 from mads_bench.pre_act import Action
 from simulation.agents import speech
+from simulation.agents.phrasing import say
 from simulation.agents.text import slot_label
 
 ATTEMPTS_PER_ROUND = 2  # first call + one retry, then ask the user
@@ -104,8 +105,7 @@ class RecoveryMixin:
             "with another option, or you could contact the team directly."
         )
         return (
-            f"{tool} was refused with {code} ({message}); this is a rule, not a glitch, so "
-            "I explain it and offer alternatives.",
+            say("think_refused", self._rng(), tool=tool, code=code, message=message),
             Action.say(text),
             ["Explain the rule.", "Offer alternatives."],
         )
@@ -124,7 +124,7 @@ class RecoveryMixin:
                 f"alternatives, I can search once more{change}. Shall I search again?"
             )
             return (
-                f"{tool} returned no results; I tell the user and offer alternatives.",
+                say("think_empty", self._rng(), tool=tool),
                 Action.say(text),
                 ["Report the empty result.", "Offer alternatives."],
             )
