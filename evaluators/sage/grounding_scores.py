@@ -38,6 +38,7 @@ from evaluators.sage.normalize import (
 )
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.symbolic import context_texts
+from evaluators.sage.tagger import name_share, slot_prompt
 from evaluators.sage.workflow import WorkflowSpec
 from mads_bench.text import split_sentences
 
@@ -51,7 +52,7 @@ CONFIRMATION_PARAPHRASES = (
     "Your appointment is scheduled.",
     "The payment has been sent.",
 )
-_SLOT_FILLER_WORDS = {"has", "is", "are", "allows", "offers", "number", "of", "the"}
+_SLOT_FILLER_WORDS = frozenset({"has", "is", "are", "allows", "offers", "number", "of", "the"})
 
 
 class ScoreRequests:
@@ -200,11 +201,6 @@ _ASKS_CHOICE = re.compile(
 )
 
 
-def _slot_prompt(spec: WorkflowSpec, service: str, slot: str) -> str:
-    desc = spec.service(service).slots[slot].description
-    return f"{slot.replace('_', ' ')}: {desc}"
-
-
 def _wnf(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests) -> Finisher:
     if "tagged" in args:
         return _tagged(args)
@@ -217,15 +213,15 @@ def _wnf(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
     ):
         return lambda _v: (-1.0, f"act tagger reads a request for {reads}: legal")
     slots = list(spec.service(record.service).slots)
-    prompts = {s: _slot_prompt(spec, record.service, s) for s in slots}
+    service = spec.service(record.service)
+    prompts = {s: slot_prompt(service, s) for s in slots}
     req.need(sentence, *prompts.values())
 
     words = set(re.findall(r"[a-z]+", sentence.lower()))
 
     def slot_sim(vectors: dict[str, np.ndarray], slot: str) -> float:
         # The slot's own name words in the question ("what time" → *_time) add to the cosine.
-        names = [w for w in slot.split("_") if w not in _SLOT_FILLER_WORDS and len(w) > 2]
-        found = sum(any(x.startswith(w[:4]) for x in words) for w in names) / max(1, len(names))
+        found = name_share(slot, words, _SLOT_FILLER_WORDS)
         return _cos(vectors, sentence, prompts[slot]) + 0.2 * found
 
     def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:

@@ -44,7 +44,7 @@ Encode = Callable[[list[str]], dict[str, np.ndarray]]
 DEFAULT_WEIGHTS = Path(__file__).with_name("tagger.safetensors")
 HEADS = ("inform", "request", "agent")
 FEATURE_VERSION = "1"
-_FILLER = {"has", "is", "are", "allows", "offers", "number", "of", "the", "name"}
+NAME_FILLER = frozenset({"has", "is", "are", "allows", "offers", "number", "of", "the", "name"})
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,10 @@ def previous_agent(record: TurnRecord) -> str:
     return ""
 
 
-def _name_share(slot: str, words: set[str]) -> float:
-    names = [w for w in slot.split("_") if w not in _FILLER and len(w) > 2]
+def name_share(slot: str, words: set[str], filler: frozenset[str] = NAME_FILLER) -> float:
+    """Share of the slot's name words (fillers and short words left out) that start a word of
+    ``words`` by their first four letters ("what time" → ``pickup_time``: 0.5)."""
+    names = [w for w in slot.split("_") if w not in filler and len(w) > 2]
     return sum(any(x.startswith(w[:4]) for x in words) for w in names) / max(1, len(names))
 
 
@@ -146,8 +148,8 @@ def featurize(records: list[TurnRecord], spec: WorkflowSpec, encode: Encode) -> 
                         [
                             float(u @ s),
                             float(p @ s),
-                            _name_share(slot, uw),
-                            _name_share(slot, pw),
+                            name_share(slot, uw),
+                            name_share(slot, pw),
                             _categorical_said(service, slot, norm_u),
                             extracted.get(slot, 0.0),
                             names,
@@ -159,7 +161,7 @@ def featurize(records: list[TurnRecord], spec: WorkflowSpec, encode: Encode) -> 
             )
             request.append(
                 np.concatenate(
-                    [a * s, [float(a @ s), _name_share(slot, aw), float("?" in r.agent)]]
+                    [a * s, [float(a @ s), name_share(slot, aw), float("?" in r.agent)]]
                 )
             )
             index.append((t, slot))
