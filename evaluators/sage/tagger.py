@@ -160,9 +160,7 @@ def featurize(records: list[TurnRecord], spec: WorkflowSpec, encode: Encode) -> 
                 )
             )
             request.append(
-                np.concatenate(
-                    [a * s, [float(a @ s), name_share(slot, aw), float("?" in r.agent)]]
-                )
+                np.concatenate([a * s, [float(a @ s), name_share(slot, aw), float("?" in r.agent)]])
             )
             index.append((t, slot))
     width = 2 * (len(zero) if zero is not None else 0)
