@@ -155,16 +155,22 @@ def _tagger(flag: str) -> Any:
         raise UsageError(f"--tagger: {err}") from None
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    from evaluators.sage import WorkflowSpec, write_jsonl
-    from evaluators.sage.inject import build_slice
+def _load_sgd(folder: Path) -> tuple[Any, list[dict]]:
+    """An SGD split folder's workflow spec and dialogues; a bad folder is a usage error."""
+    from evaluators.sage import WorkflowSpec
     from evaluators.sage.sgd import load_dialogues
 
     try:
-        spec = WorkflowSpec.from_sgd_schema(args.sgd / "schema.json")
-        dialogues = load_dialogues(args.sgd)
+        return WorkflowSpec.from_sgd_schema(folder / "schema.json"), load_dialogues(folder)
     except (OSError, ValueError) as err:
         raise UsageError(str(err)) from None
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from evaluators.sage import write_jsonl
+    from evaluators.sage.inject import build_slice
+
+    spec, dialogues = _load_sgd(args.sgd)
     check_outputs({"--sgd": args.sgd}, {"--out": args.out}, folders=["--out"])
     from evaluators.sage.inject_varied import inject_varied
 
@@ -344,16 +350,10 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from evaluators.sage import WorkflowSpec
     from evaluators.sage.calibration import calibrate
     from evaluators.sage.inject import build_slice
-    from evaluators.sage.sgd import load_dialogues
 
-    try:
-        spec = WorkflowSpec.from_sgd_schema(args.sgd / "schema.json")
-        dialogues = load_dialogues(args.sgd)
-    except (OSError, ValueError) as err:
-        raise UsageError(str(err)) from None
+    spec, dialogues = _load_sgd(args.sgd)
     records, _, injections = build_slice(dialogues, spec, args.n, args.seed, split="calibration")
     check_outputs({"--sgd": args.sgd}, {"--out": args.out})
     gates, counts = calibrate(spec, records, injections, tagger=_tagger(args.tagger))
@@ -372,15 +372,11 @@ def run_train_tagger(args: argparse.Namespace) -> int:
 
     from tqdm.auto import tqdm
 
-    from evaluators.sage import OfflineGroundingVerifier, WorkflowSpec
-    from evaluators.sage.sgd import dialogue_turns, load_dialogues
+    from evaluators.sage import OfflineGroundingVerifier
+    from evaluators.sage.sgd import dialogue_turns
     from evaluators.sage.tagger import train_tagger
 
-    try:
-        spec = WorkflowSpec.from_sgd_schema(args.sgd_train / "schema.json")
-        dialogues = load_dialogues(args.sgd_train)
-    except (OSError, ValueError) as err:
-        raise UsageError(str(err)) from None
+    spec, dialogues = _load_sgd(args.sgd_train)
     check_outputs({"--sgd-train": args.sgd_train}, {"--out": args.out})
     random.Random(args.seed).shuffle(dialogues)
     picked = dialogues[: args.dialogues]
