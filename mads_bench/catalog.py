@@ -9,6 +9,12 @@ A domain pack is a folder ``mads_bench/domains/<name>/`` with:
 - ``scenarios.yaml`` hand-written scenarios;
 - ``tasks.yaml``   task templates for the seeded scenario generator.
 
+A pack outside the package (one written by ``mads-bench import-tau2``, say) is registered
+with :func:`register_domain_dir` (the commands' ``--domain-dir PACK``) or by listing its
+folder in the ``MADS_BENCH_DOMAIN_DIRS`` environment variable (``os.pathsep``-separated;
+registering sets it, so worker processes see the pack too). Its ``domain.yaml`` names the
+module of its handlers (``handlers:``) when they are not a ``handlers.py`` of the package.
+
 Personas are shared by all domains in ``mads_bench/personas.yaml``. Loading checks
 the cross references (tools, personas, seed tables, handler signatures and gold
 arguments against the tool schemas) and reports problems as
@@ -18,6 +24,7 @@ arguments against the tool schemas) and reports problems as
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -45,6 +52,13 @@ class DomainManifest(StrictModel):
     description: str = Field(description="What the assistant does in this domain.")
     today: date = Field(description="Fixed current date of the backend, for deterministic rules.")
     keys: dict[str, str] = Field(description="Primary-key field of every seed table.")
+    handlers: str | None = Field(
+        None,
+        description="Module of the handler functions; default mads_bench.domains.<name>.handlers.",
+    )
+    policy: str | None = Field(
+        None, description="Rules the assistant must follow, shown in its system prompt."
+    )
 
 
 @dataclass
@@ -80,9 +94,76 @@ class Domain:
         return [self.tools[name] for name in scenario.tools]
 
 
-def domain_names() -> list[str]:
+DOMAIN_DIRS_ENV = "MADS_BENCH_DOMAIN_DIRS"
+
+
+def builtin_domain_names() -> list[str]:
     """Names of the shipped domain packs (including the test-only ``mock``)."""
     return sorted(p.name for p in DOMAINS_DIR.iterdir() if (p / "domain.yaml").is_file())
+
+
+def external_packs() -> dict[str, Path]:
+    """Registered packs outside the package, by name (from ``MADS_BENCH_DOMAIN_DIRS``)."""
+    folders = [f for f in os.environ.get(DOMAIN_DIRS_ENV, "").split(os.pathsep) if f]
+    return {_pack_name(Path(folder).resolve()): Path(folder).resolve() for folder in folders}
+
+
+def domain_names() -> list[str]:
+    """Names of every loadable pack: the shipped ones, then the registered external ones."""
+    return [*builtin_domain_names(), *sorted(external_packs())]
+
+
+def default_domain_names() -> list[str]:
+    """The domains a command uses when none is named: the registered external packs if any
+    (``--domain-dir PACK`` means that pack), otherwise the shipped ones but ``mock``."""
+    return sorted(external_packs()) or [n for n in builtin_domain_names() if n != "mock"]
+
+
+def register_domain_dir(folder: Path | str) -> str:
+    """Make the pack in ``folder`` loadable by name, here and in worker processes.
+
+    Returns:
+        `str`: the pack's name (``domain.yaml``'s ``name``).
+
+    Raises:
+        `CatalogError`: the folder holds no ``domain.yaml``, or its name is a shipped pack's
+            or another registered folder's.
+    """
+    folder = Path(folder).resolve()
+    name = _pack_name(folder)
+    if name in builtin_domain_names():
+        raise CatalogError(folder / "domain.yaml", "name", f"{name!r} is a shipped domain pack")
+    known = external_packs()
+    if name in known and known[name] != folder:
+        raise CatalogError(
+            folder / "domain.yaml", "name", f"{name!r} is already registered from {known[name]}"
+        )
+    if name not in known:
+        listed = os.environ.get(DOMAIN_DIRS_ENV, "")
+        os.environ[DOMAIN_DIRS_ENV] = os.pathsep.join(f for f in (listed, str(folder)) if f)
+    return name
+
+
+@cache
+def _pack_name(folder: Path) -> str:
+    manifest = folder / "domain.yaml"
+    if not manifest.is_file():
+        raise CatalogError(folder, "", "not a domain pack (no domain.yaml)")
+    data = read_data_file(manifest)
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise CatalogError(manifest, "name", "missing or not a string")
+    return data["name"]
+
+
+def pack_path(name: str) -> Path:
+    """The folder of the pack ``name``; raises `CatalogError` for an unknown name."""
+    external = external_packs()
+    if name in external:
+        return external[name]
+    path = DOMAINS_DIR / name
+    if not (path / "domain.yaml").is_file():
+        raise CatalogError(path, "", f"unknown domain {name!r}; known: {domain_names()}")
+    return path
 
 
 @cache
@@ -98,16 +179,22 @@ def load_personas(path: Path = PERSONAS_FILE) -> dict[str, Persona]:
 
 @cache
 def load_domain(name: str) -> Domain:
-    """Load and cross-check one domain pack by name."""
-    path = DOMAINS_DIR / name
-    if not (path / "domain.yaml").is_file():
-        raise CatalogError(path, "", f"unknown domain {name!r}; known: {domain_names()}")
-    manifest = load_model(path / "domain.yaml", DomainManifest)
-    if manifest.name != name:
+    """Load and cross-check one domain pack by name (shipped or registered); cached."""
+    path = pack_path(name)
+    domain = load_pack(path)
+    if domain.name != name:
         raise CatalogError(path / "domain.yaml", "name", f"must equal folder name {name!r}")
+    return domain
+
+
+def load_pack(path: Path) -> Domain:
+    """Load and cross-check the pack in folder ``path`` (not cached, not registered)."""
+    manifest = load_model(path / "domain.yaml", DomainManifest)
     tools = _load_tools(path / "tools.yaml")
     seed = _load_seed(path / "seed.json", manifest)
-    handlers = _load_handlers(name, path / "handlers.py", tools)
+    module = manifest.handlers or f"mads_bench.domains.{manifest.name}.handlers"
+    where = path / ("domain.yaml" if manifest.handlers else "handlers.py")
+    handlers = _load_handlers(module, where, tools)
     scenarios = load_models(path / "scenarios.yaml", Scenario)
     task_file = path / "tasks.yaml"
     domain = Domain(
@@ -214,8 +301,11 @@ def _load_seed(path: Path, manifest: DomainManifest) -> dict[str, list[dict[str,
     return seed
 
 
-def _load_handlers(name: str, path: Path, tools: dict[str, ToolSpec]) -> dict[str, Callable]:
-    module: ModuleType = importlib.import_module(f"mads_bench.domains.{name}.handlers")
+def _load_handlers(module_name: str, path: Path, tools: dict[str, ToolSpec]) -> dict[str, Callable]:
+    try:
+        module: ModuleType = importlib.import_module(module_name)
+    except ImportError as err:
+        raise CatalogError(path, "handlers", f"cannot import {module_name!r}: {err}") from None
     handlers = {}
     for tool in tools:
         fn = getattr(module, tool, None)

@@ -353,6 +353,16 @@ class Scenario(StrictModel):
     gold_workflow: list[GoldToolCall] = Field(
         default_factory=list, description="Expected tool calls, in order."
     )
+    must_say: list[str] = Field(
+        default_factory=list,
+        description="Facts the assistant must tell the user (τ²-bench's communicate_info): "
+        "each must appear in one of its replies.",
+    )
+    user_brief: str | None = Field(
+        None,
+        description="The user's situation in its source's own words (τ²-bench's user "
+        "instructions), given to an LLM user with the objective.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
@@ -454,6 +464,9 @@ class Trajectory(StrictModel):
     )
     end_reason: EndReason | None = Field(None, description="Why the run stopped.")
     final_state: dict[str, list[dict[str, Any]]] | None = Field(
-        None, description="Backend state after the run."
+        None,
+        description="The records the run wrote, by table, as they ended (a deleted one as "
+        "{key, _deleted: true}); laid over the seed state, the backend state after the run. "
+        "A full dump (older files) reads the same.",
     )
     verdict: dict[str, Any] | None = Field(None, description="Validator verdict, once validated.")

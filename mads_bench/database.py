@@ -75,6 +75,7 @@ class Database:
         self.keys = dict(keys)
         self.today = today
         self._tables: dict[str, dict[Any, dict[str, Any]]] = {}
+        self._touched: dict[str, dict[Any, None]] = {}  # keys written since construction
         for table, records in tables.items():
             key = self.keys[table]
             self._tables[table] = {r[key]: copy.deepcopy(r) for r in records}
@@ -108,6 +109,7 @@ class Database:
         if key in rows:
             raise InvalidState(f"{self.keys[table]} {key!r} already exists")
         rows[key] = copy.deepcopy(record)
+        self._touch(table, key)
         return copy.deepcopy(record)
 
     def update(self, table: str, key: Any, **changes: Any) -> dict[str, Any]:
@@ -116,12 +118,14 @@ class Database:
         if key not in rows:
             self.get(table, key)  # raises NotFound with the usual message
         rows[key].update(copy.deepcopy(changes))
+        self._touch(table, key)
         return copy.deepcopy(rows[key])
 
     def delete(self, table: str, key: Any) -> dict[str, Any]:
         """Remove a record and return it."""
         record = self.get(table, key)
         del self._tables[table][key]
+        self._touch(table, key)
         return record
 
     def next_id(self, table: str, prefix: str, width: int = 4) -> str:
@@ -131,9 +135,62 @@ class Database:
             n += 1
         return f"{prefix}{n:0{width}d}"
 
+    def _touch(self, table: str, key: Any) -> None:
+        self._touched.setdefault(table, {})[key] = None
+
+    def changes(self) -> dict[str, list[dict[str, Any]]]:
+        """The records written since construction, by table: each as it is now, a deleted
+        one as ``{<primary key>: key, "_deleted": True}`` (see :func:`apply_changes`).
+
+        Example:
+            >>> db = Database({"orders": [{"order_id": "A1", "status": "placed"},
+            ...                           {"order_id": "A2", "status": "placed"}]},
+            ...               {"orders": "order_id"}, date(2026, 3, 16))
+            >>> _ = db.update("orders", "A2", status="cancelled")
+            >>> db.changes()
+            {'orders': [{'order_id': 'A2', 'status': 'cancelled'}]}
+        """
+        out: dict[str, list[dict[str, Any]]] = {}
+        for table, keys in self._touched.items():
+            rows = self._tables[table]
+            out[table] = [
+                copy.deepcopy(rows[k]) if k in rows else {self.keys[table]: k, DELETED: True}
+                for k in keys
+            ]
+        return out
+
     def dump(self) -> dict[str, list[dict[str, Any]]]:
         """The whole state as ``{table: [record, ...]}`` (a copy)."""
         return {t: [copy.deepcopy(r) for r in rows.values()] for t, rows in self._tables.items()}
+
+
+DELETED = "_deleted"
+"""Marks a deleted record in :meth:`Database.changes`."""
+
+
+def apply_changes(
+    records: dict[tuple[str, Any], dict[str, Any]],
+    changes: dict[str, list[dict[str, Any]]],
+    keys: dict[str, str],
+) -> dict[tuple[str, Any], dict[str, Any]]:
+    """``records`` (by ``(table, key)``) with ``changes`` laid over them: changed and new
+    records replace, deleted ones go. A full dump is a valid ``changes`` too.
+
+    Example:
+        >>> seed = {("orders", "A1"): {"order_id": "A1"}, ("orders", "A2"): {"order_id": "A2"}}
+        >>> sorted(apply_changes(seed, {"orders": [{"order_id": "A2", DELETED: True}]},
+        ...                      {"orders": "order_id"}))
+        [('orders', 'A1')]
+    """
+    out = dict(records)
+    for table, rows in changes.items():
+        for row in rows:
+            key = (table, row.get(keys.get(table, "")))
+            if row.get(DELETED) is True:
+                out.pop(key, None)
+            else:
+                out[key] = row
+    return out
 
 
 def _matches(value: Any, wanted: Any) -> bool:

@@ -257,5 +257,5 @@ def play_conversation(
         messages=messages,
         injections=injections,
         end_reason=end,
-        final_state=tool_agent.backend.state() if hasattr(tool_agent, "backend") else None,
+        final_state=tool_agent.backend.changes() if hasattr(tool_agent, "backend") else None,
     )

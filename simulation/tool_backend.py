@@ -80,6 +80,11 @@ class ToolBackend:
         """The current backend state (a copy)."""
         return self.db.dump()
 
+    def changes(self) -> dict[str, list[dict[str, Any]]]:
+        """The records the calls wrote, as they are now (:meth:`Database.changes`): what a
+        trajectory stores as its ``final_state``, small even over a large seed state."""
+        return self.db.changes()
+
     @staticmethod
     def _error(call: ToolCall, code: str, message: str, **details: Any) -> ToolResult:
         content = {"code": code, "message": message, **details}

@@ -14,7 +14,8 @@ A conversation succeeds when all three parts hold (each is reported on its own t
 2. **told** — the user was told the outcome: for a blocked goal (impossible scenario or a
    business-rule refusal) the validator's decline rules (an explanation and an alternative,
    no success claim); otherwise the last ``say`` comes after the last successful write and
-   repeats a value of its result (a confirmation id, a new balance, a date).
+   repeats a value of its result (a confirmation id, a new balance, a date); and every fact of
+   the scenario's ``must_say`` (τ²-bench's ``communicate_info``) was said.
 3. **ended** — the user ended the conversation (``[DONE]``), not the turn cap, a loop or an
    error.
 
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 _STATE = ("final state:", "no_final_state")
-_TOLD = ("no_explanation", "pretends_success")
+_TOLD = ("no_explanation", "pretends_success", "not_told")
 _VALUE = re.compile(r"[A-Za-z]*\d[\w.:-]*|[A-Z]{2,}-?\w+")
 
 

@@ -21,6 +21,7 @@ from mads_bench.cli import (
     demo,
     evaluation,
     import_apigen,
+    import_tau2,
     info,
     models,
     sage,
@@ -30,6 +31,7 @@ from mads_bench.cli import (
     train,
     validate,
 )
+from mads_bench.cli.args import register_domain_dirs
 from mads_bench.errors import MadsBenchError
 
 COMMAND_GROUPS = (
@@ -38,6 +40,7 @@ COMMAND_GROUPS = (
     scenarios,
     simulate,
     import_apigen,
+    import_tau2,
     validate,
     stats,
     datasets,
@@ -96,6 +99,12 @@ def _stdout_for(args: argparse.Namespace) -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        register_domain_dirs(argv)  # before the parser, so a pack's name is a --domain choice
+    except MadsBenchError as error:
+        print(f"error: {describe_error(error)[0]}", file=sys.stderr)
+        return 2
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as done:  # --help, or argparse's own one-line usage error

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from mads_bench.errors import UsageError
 
 __all__ = [
+    "add_domain_dir",
     "backend_from_flag",
+    "register_domain_dirs",
     "non_negative_float",
     "non_negative_int",
     "positive_float",
@@ -83,3 +86,42 @@ def backend_from_flag(flag: str, spec: str, **options):
         return get_backend(spec, **options)
     except (ValueError, TypeError) as err:
         raise UsageError(f"{flag} {spec}: {err}") from None
+
+
+DOMAIN_DIR_FLAG = "--domain-dir"
+
+
+def add_domain_dir(parser: argparse.ArgumentParser) -> None:
+    """Give a command ``--domain-dir PACK`` (repeatable): an external domain pack to load.
+
+    The folders are registered by :func:`register_domain_dirs` before the parser is built, so
+    the pack's name is a valid ``--domain`` choice; the value parsed here is for ``--help``.
+    """
+    parser.add_argument(
+        DOMAIN_DIR_FLAG,
+        action="append",
+        type=Path,
+        metavar="PACK",
+        help="An external domain pack folder (e.g. written by import-tau2); repeatable. "
+        "Without --domain or --scenarios, its scenarios are the ones used.",
+    )
+
+
+def register_domain_dirs(argv: Sequence[str]) -> list[str]:
+    """Register every ``--domain-dir PACK`` of a command line; returns the pack names.
+
+    Raises:
+        `CatalogError`: a folder is not a domain pack, or its name clashes.
+        `UsageError`: ``--domain-dir`` is last, with no folder after it.
+    """
+    from mads_bench.catalog import register_domain_dir
+
+    names = []
+    for index, token in enumerate(argv):
+        if token == DOMAIN_DIR_FLAG:
+            if index + 1 >= len(argv):
+                raise UsageError(f"{DOMAIN_DIR_FLAG}: expected a folder after it")
+            names.append(register_domain_dir(argv[index + 1]))
+        elif token.startswith(f"{DOMAIN_DIR_FLAG}="):
+            names.append(register_domain_dir(token.partition("=")[2]))
+    return names

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mads_bench.cli.args import unit_interval
+from mads_bench.cli.args import add_domain_dir, unit_interval
 from mads_bench.files import check_outputs
 
 
@@ -25,6 +25,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "ones with --include-unvalidated), split by scenario with a held-out domain in test, "
         "and write OUT/trajectories, OUT/sft, OUT/grpo (save_to_disk) and OUT/README.md.",
     )
+    add_domain_dir(build)
     build.add_argument(
         "--trajectories",
         type=Path,

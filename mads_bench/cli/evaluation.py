@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from mads_bench.cli import online
-from mads_bench.cli.args import backend_from_flag, non_negative_int, positive_int
+from mads_bench.cli.args import add_domain_dir, backend_from_flag, non_negative_int, positive_int
 from mads_bench.cli.output import print_json
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
@@ -28,6 +28,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="eval_command", metavar="LEVEL", required=True)
     for level, text in (("l1", "turn-level metrics"), ("l2", "trajectory-level success")):
         cmd = sub.add_parser(level, help=f"L-{level[1]} {text} of a predictions JSONL file.")
+        add_domain_dir(cmd)
         cmd.add_argument(
             "--predictions",
             type=Path,

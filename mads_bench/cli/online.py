@@ -23,8 +23,8 @@ import json
 import sys
 from pathlib import Path
 
-from mads_bench.catalog import domain_names
-from mads_bench.cli.args import backend_from_flag, positive_int
+from mads_bench.catalog import default_domain_names, domain_names
+from mads_bench.cli.args import add_domain_dir, backend_from_flag, positive_int
 from mads_bench.cli.output import print_json
 from mads_bench.errors import UsageError
 from mads_bench.files import check_outputs
@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cmd.add_argument("--assistant", help="Assistant spec: scripted, transformers:..., openai:...")
+    add_domain_dir(cmd)
     cmd.add_argument("--user", default="scripted", help="User agent spec (default scripted).")
     source = cmd.add_mutually_exclusive_group()
     source.add_argument("--domain", action="append", choices=domain_names(), help="Domain.")
@@ -83,7 +84,7 @@ def _scenarios(args: argparse.Namespace) -> list:
                 f"are not hand-written (e.g. {unknown[0]!r}); pass their file with --scenarios"
             )
         return [known[s] for s in wanted]
-    names = args.domain or [n for n in domain_names() if n != "mock"]
+    names = args.domain or default_domain_names()
     return [s for name in names for s in load_domain(name).scenarios]
 
 

@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from mads_bench.catalog import domain_names, load_domain, load_scenario_file
-from mads_bench.cli.args import non_negative_float, positive_int
+from mads_bench.catalog import default_domain_names, domain_names, load_domain, load_scenario_file
+from mads_bench.cli.args import add_domain_dir, non_negative_float, positive_int
 from mads_bench.data_model import ToolCall
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text
@@ -22,12 +22,14 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     listing = sub.add_parser("list", help="List the hand-written scenarios.")
     listing.add_argument("--domain", choices=domain_names(), help="Only this domain.")
+    add_domain_dir(listing)
     listing.set_defaults(handler=run_list)
 
     check = sub.add_parser(
         "check",
         help="Validate a scenario file (YAML, JSON list or JSONL) against the domain packs.",
     )
+    add_domain_dir(check)
     check.add_argument("file", type=Path, help="Scenario file.")
     check.set_defaults(handler=run_check)
 
@@ -35,6 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "generate",
         help="Generate valid scenarios from a domain's task templates (seeded).",
     )
+    add_domain_dir(gen)
     gen.add_argument("--domain", required=True, choices=domain_names(), help="Domain pack.")
     gen.add_argument(
         "--num", type=positive_int, default=20, help="How many scenarios (default 20)."
@@ -54,7 +57,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "replay",
         help="Run gold workflows through the tool backend, adversities included (a dry run).",
     )
-    source = replay.add_mutually_exclusive_group(required=True)
+    add_domain_dir(replay)
+    source = replay.add_mutually_exclusive_group()
     source.add_argument("--domain", choices=domain_names(), help="Hand-written scenarios.")
     source.add_argument("--file", type=Path, help="Scenario file (YAML, JSON or JSONL).")
     replay.add_argument("--id", help="Only the scenario with this id.")
@@ -105,7 +109,12 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    scenarios = load_scenario_file(args.file) if args.file else load_domain(args.domain).scenarios
+    names = [args.domain] if args.domain else default_domain_names()
+    scenarios = (
+        load_scenario_file(args.file)
+        if args.file
+        else [s for name in names for s in load_domain(name).scenarios]
+    )
     if args.id:
         scenarios = [s for s in scenarios if s.id == args.id]
         if not scenarios:

@@ -29,8 +29,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from mads_bench.catalog import domain_names
-from mads_bench.cli.args import backend_from_flag, positive_int
+from mads_bench.catalog import default_domain_names, domain_names
+from mads_bench.cli.args import add_domain_dir, backend_from_flag, positive_int
 from mads_bench.cli.scenarios import parse_mix
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
@@ -46,6 +46,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description=__doc__.split("Example::")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_domain_dir(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--domain",
@@ -148,7 +149,7 @@ def select_scenarios(args: argparse.Namespace) -> tuple[list, list]:
 
     if args.scenarios:
         return load_scenario_file(args.scenarios), []
-    names = args.domain or [n for n in domain_names() if n != "mock"]
+    names = args.domain or default_domain_names()
     hand_written = [s for name in names for s in load_domain(name).scenarios]
     if args.num_scenarios is None:
         return hand_written, []

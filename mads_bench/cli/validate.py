@@ -17,7 +17,7 @@ import argparse
 import json
 from pathlib import Path
 
-from mads_bench.cli.args import backend_from_flag, positive_int
+from mads_bench.cli.args import add_domain_dir, backend_from_flag, positive_int
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
 
@@ -29,6 +29,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         description="Stream trajectories through the MADS validator; write accepted and "
         "rejected trajectories (with verdicts) to separate JSONL files and print a summary.",
     )
+    add_domain_dir(parser)
     parser.add_argument(
         "--trajectories",
         type=Path,

@@ -254,6 +254,8 @@ class ScriptedAssistant(RecoveryMixin):
             )
             text = f"All done, with one change. I'm sorry: {rules}. Instead, here is the result: "
             return think, Action.say(f"{text}{facts}."), ["Explain the refusal.", "Summarise."]
+        if self.scenario.must_say:  # the gold policy answers what the user asked, as told
+            facts = f"{facts}; to answer your question: {', '.join(self.scenario.must_say)}"
         verb = "did" if any(self.tools[r.name].kind == "write" for r in done) else "found"
         return (
             think,

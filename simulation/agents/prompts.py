@@ -56,11 +56,14 @@ def assistant_system_prompt(scenario: Scenario, style: str = "pre_act") -> str:
     """
     domain = load_domain(scenario.domain)
     tools = "\n".join(f"- {tool.signature()}" for tool in domain.tools_for(scenario))
+    policy = (
+        f"\n\nDomain policy:\n{domain.manifest.policy.strip()}" if domain.manifest.policy else ""
+    )
     return (
         f"You are a {domain.manifest.title.lower()} assistant. {domain.manifest.description}\n"
         f"Today is {domain.manifest.today.isoformat()}.\n\n"
         f"{_TOOLS_HEADER}\n{tools}\n\n"
-        f"{STEP_FORMATS[style]}\n\n{ASSISTANT_RULES}"
+        f"{STEP_FORMATS[style]}\n\n{ASSISTANT_RULES}{policy}"
     )
 
 
@@ -132,11 +135,20 @@ def user_system_prompt(scenario: Scenario) -> str:
             "then decide and close the conversation."
         )
     behaviors = "\n".join(f"- {line}" for line in lines) or "- nothing special"
+    if scenario.user_brief:  # who the user is comes with the brief: the persona lends its voice
+        who = "Who you are and what you know are in your situation below."
+        situation = f"\nYour situation, in full: {scenario.user_brief.strip()}"
+    else:
+        who = (
+            f"You are {persona.name}, {persona.age}, from {persona.hometown}; "
+            f"{persona.occupation}. {persona.background}"
+        )
+        situation = ""
     return (
-        f"You are {persona.name}, {persona.age}, from {persona.hometown}; {persona.occupation}. "
-        f"{persona.background}\n\nHow you write: {persona.writing_style}\nExamples of your "
+        f"{who}\n\nHow you write: {persona.writing_style}\nExamples of your "
         f"messages:\n{samples}\n\nYou are chatting with the customer-service assistant of "
-        f"{domain.title}. What you want: {scenario.objective}\nDetails you insist on:\n{hard}\n"
+        f"{domain.title}. What you want: {scenario.objective}{situation}\n"
+        f"Details you insist on:\n{hard}\n"
         f"Details you would like but can give up if the assistant says they are not possible:"
         f"\n{soft}\nHow this conversation goes for you:\n{behaviors}\n\n{USER_RULES}"
     )

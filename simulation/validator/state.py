@@ -7,7 +7,8 @@ explicitly invite a resubmission ("... confirm it with the customer and resubmit
 the assistant is expected to. Refused writes that never succeed later are ``refusals``:
 the goal is blocked by a business rule.
 
-:func:`compare_states` diffs both states against the seed state, record by record (primary
+:func:`compare_states` lays the trajectory's ``final_state`` (the records it wrote) over the
+seed state and diffs both states against the seed state, record by record (primary
 keys from ``domain.yaml``), and sorts the differences into hard ``problems`` and ``soft``
 differences (see :mod:`simulation.validator.task_success`).
 """
@@ -22,6 +23,7 @@ from typing import Any
 
 from mads_bench.catalog import load_domain
 from mads_bench.data_model import ToolCall
+from mads_bench.database import apply_changes
 from mads_bench.pre_act import canonical_json
 from mads_bench.text import canonical_number, normalise
 from simulation.tool_backend import ToolBackend
@@ -133,7 +135,7 @@ def compare_states(context: Context, replay: GoldReplay, *, forbid_all: bool) ->
     keys = context.domain.manifest.keys
     seed = _seed_index(context.scenario.domain, canonical_json(context.scenario.backend_state))
     expected = {} if forbid_all else _index(replay.state, keys)
-    actual = _index(context.trajectory.final_state or {}, keys)
+    actual = apply_changes(seed, context.trajectory.final_state or {}, keys)
     out, hard = StateComparison(), _hard_values(context)
 
     def differ(where: str, field_name: str, want: Any, got: Any) -> None:

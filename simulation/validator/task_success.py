@@ -12,6 +12,9 @@ execution adversities fire) while retrying transient failures (``timeout``,
   hard-constraint value; otherwise it may be a relaxed soft preference: it passes when
   the user agreed to the write, and the judge decides when one is given.
 
+Every fact of the scenario's ``must_say`` (τ²-bench's ``communicate_info``) must appear in one
+of the assistant's replies, numbers compared by value (``1,200`` = ``1200.0``).
+
 When the goal cannot be reached — the scenario is ``impossible`` (no write may change the
 state, whatever the backend allows), a gold write was refused by a business rule, or a rule
 refused a gold lookup (the replay stops there: nothing after it can happen) — the
@@ -26,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from mads_bench.text import normalise
+from simulation.agents.text import value_in
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, transcript
 from simulation.validator.embedding import Embedder
 from simulation.validator.faithfulness import _COMPLETION_CLAIM
@@ -99,6 +104,7 @@ class TaskSuccessChecker:
             self._judge_state(context, comparison, result)
         if blocked:
             self._check_decline(context, replay.refusals, result)
+        self._check_told(context, result)
         if judged and result.passed:
             result.pending.append(self._criteria_question(context, replay.refusals))
         return result
@@ -126,6 +132,19 @@ class TaskSuccessChecker:
             "agreement)? Answer YES or NO first, then one sentence."
         )
         result.pending.append(JudgeQuestion(prompt, "no", reason, not agreed, "rules"))
+
+    @staticmethod
+    def _check_told(context: Context, result: CheckResult) -> None:
+        if not context.scenario.must_say:
+            return
+        said = " ".join(
+            normalise(step.parsed.action.text or "", numbers="canonical")
+            for step in context.steps
+            if step.parsed.action is not None and step.parsed.action.type == "say"
+        )
+        for fact in context.scenario.must_say:
+            if not value_in(fact, said):
+                result.fail(f"conversation: not_told: the assistant never told the user {fact!r}")
 
     def _check_decline(self, context: Context, refusals: list[str], result: CheckResult) -> None:
         last = _last_say(context)

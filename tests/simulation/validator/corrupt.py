@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mads_bench.catalog import load_domain
 from mads_bench.data_model import ToolCall, Trajectory
 from mads_bench.pre_act import Action, PreActStep, parse_step, render_step
 
@@ -64,9 +65,13 @@ def with_user(trajectory: Trajectory, position: int, text: str) -> Trajectory:
 
 
 def with_state(trajectory: Trajectory, table: str, key_field: str, key: Any, **changes: Any):
-    """A copy whose final state has ``changes`` applied to one record."""
+    """A copy whose final state has ``changes`` applied to one record (taken from the domain's
+    seed state when the run did not write it: ``final_state`` holds the records written)."""
     state = {t: [dict(r) for r in rows] for t, rows in trajectory.final_state.items()}
-    for record in state[table]:
+    rows = state.setdefault(table, [])
+    if not any(record[key_field] == key for record in rows):
+        rows.append(load_domain(trajectory.domain).database().get(table, key))
+    for record in rows:
         if record[key_field] == key:
             record.update(changes)
     return trajectory.model_copy(update={"final_state": state})

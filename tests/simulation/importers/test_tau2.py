@@ -1,0 +1,53 @@
+"""import-tau2 on the shared τ²-bench retail data (skipped where ../shared/data is absent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mads_bench.cli import main as cli
+from mads_bench.loading import CatalogError
+from simulation.importers.tau2 import first_person, import_tau2
+
+TAU2 = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "tau2_retail"
+pytestmark = pytest.mark.skipif(not (TAU2 / "db.json").is_file(), reason="no shared τ² data")
+
+
+def test_first_person():
+    assert first_person("You want your refund; ask you") == "I want my refund; ask me"
+
+
+def test_import_is_deterministic_and_every_gold_replays(tmp_path):
+    a = import_tau2(TAU2, tmp_path / "a")
+    import_tau2(TAU2, tmp_path / "b")
+    assert (tmp_path / "a" / "scenarios.yaml").read_bytes() == (
+        tmp_path / "b" / "scenarios.yaml"
+    ).read_bytes()
+    assert a.tasks == a.scenarios == 74
+    assert len(a.refused_writes) <= 1  # task 105: the gift card cannot cover the exchange
+
+
+def test_malformed_task_names_its_id(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("db.json", "policy.md"):
+        (source / name).symlink_to(TAU2 / name)
+    tasks = json.loads((TAU2 / "tasks_train.json").read_text())[:2]
+    tasks[1]["evaluation_criteria"]["actions"][0]["name"] = "no_such_tool"
+    (source / "tasks_train.json").write_text(json.dumps(tasks))
+    with pytest.raises(CatalogError, match="task '1'.*unknown tool 'no_such_tool'"):
+        import_tau2(source, tmp_path / "pack")
+    assert not (tmp_path / "pack").exists()
+
+
+def test_scripted_online_success_on_imported_tasks(tmp_path, capsys):
+    pack = tmp_path / "pack"
+    assert cli(["import-tau2", "--tau2-dir", str(TAU2), "--out", str(pack)]) == 0
+    out = tmp_path / "online"
+    args = ["eval", "online", "--domain-dir", str(pack), "--assistant", "scripted",
+            "--out", str(out), "--no-progress", "--json"]  # fmt: skip
+    assert cli(args) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["overall"]["success_rate"] >= 0.85
