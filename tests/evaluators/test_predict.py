@@ -101,6 +101,10 @@ def test_eval_logs_the_report_to_wandb_offline(dataset_dir, tmp_path, capsys, mo
     pred = tmp_path / "pred.jsonl"
     predict_steps(rows, backend, pred, progress=False)
     assert main(["eval", "l2", "--predictions", str(pred), "--wandb-project", "mads-test"]) == 0
+    # teardown waits for the wandb service to write everything; after finish() alone the run
+    # file was once read with an empty history under -n 2 (a recipe's run is a subprocess,
+    # whose exit does the same)
+    wandb.teardown()
     [logged] = read_offline_run(tmp_path).history
     assert logged["l2/overall/n_conversations"] == len({row_key(r)[0] for r in rows})
     assert "l2/by_domain/mock/success_rate" in logged

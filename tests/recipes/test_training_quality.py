@@ -67,8 +67,8 @@ def sft_adapter(dataset: Path) -> Path:
 def test_sft_improves_held_out_action_recall_and_format_validity(dataset, sft_adapter):
     rows = eval_rows(dataset, EVAL_CONVERSATIONS, seed=0)
     root = dataset.parent
-    before = evaluate_model("smollm2-135m", rows, root / "pred_base.jsonl", 192)["l1"]
-    after = evaluate_model(str(sft_adapter), rows, root / "pred_sft.jsonl", 192)["l1"]
+    before = evaluate_model("smollm2-135m", rows, root / "pred_base.jsonl", 192).l1
+    after = evaluate_model(str(sft_adapter), rows, root / "pred_sft.jsonl", 192).l1
     recall = (before["action_recall_macro"], after["action_recall_macro"])
     validity = (1 - before["unreadable_rate"], 1 - after["unreadable_rate"])
     print(
