@@ -59,6 +59,9 @@ class DomainManifest(StrictModel):
     policy: str | None = Field(
         None, description="Rules the assistant must follow, shown in its system prompt."
     )
+    max_steps_per_turn: int = Field(
+        8, ge=1, description="Assistant steps allowed before it must say something to the user."
+    )
 
 
 @dataclass
@@ -177,14 +180,29 @@ def load_personas(path: Path = PERSONAS_FILE) -> dict[str, Persona]:
     return personas
 
 
-@cache
 def load_domain(name: str) -> Domain:
-    """Load and cross-check one domain pack by name (shipped or registered); cached."""
+    """Load and cross-check one domain pack by name (shipped or registered); cached.
+
+    The cache is keyed by the pack's folder and its files' modification times, so a pack
+    re-imported (or registered from another folder under the same name) is loaded afresh.
+    """
     path = pack_path(name)
-    domain = load_pack(path)
+    stamps = tuple(
+        (path / f).stat().st_mtime_ns if (path / f).is_file() else 0
+        for f in ("domain.yaml", "scenarios.yaml", "seed.json", "tools.yaml")
+    )
+    domain = _load_pack_cached(path, stamps)
     if domain.name != name:
         raise CatalogError(path / "domain.yaml", "name", f"must equal folder name {name!r}")
     return domain
+
+
+@cache
+def _load_pack_cached(path: Path, stamps: tuple[int, ...]) -> Domain:
+    return load_pack(path)
+
+
+load_domain.cache_clear = _load_pack_cached.cache_clear  # type: ignore[attr-defined]
 
 
 def load_pack(path: Path) -> Domain:

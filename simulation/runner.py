@@ -5,7 +5,8 @@ One conversation (MADS §3.1, SPEC §5):
 1. the trajectory starts with the assistant's system prompt; the user opens;
 2. per user turn the assistant makes steps until a ``say``: each step is parsed leniently
    (:func:`mads_bench.pre_act.parse_step`), tool steps go to the tool agent and its result is
-   appended as a ``tool`` message; at most ``max_steps_per_turn`` steps;
+   appended as a ``tool`` message; at most ``max_steps_per_turn`` steps (the run's cap, or
+   else the domain's: a τ²-bench task looks up a dozen records before it says anything);
 3. the run ends with ``end_reason``: ``done`` (the user wrote ``[DONE]``), ``turn_cap``
    (``max_turns`` user turns), ``loop`` (the same tool call with identical arguments and
    result ``loop_repeats`` times in a row, the same ``say`` in two consecutive turns, or the
@@ -27,6 +28,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
+from mads_bench.catalog import load_domain
 from mads_bench.data_model import Message, Scenario, ToolCall, Trajectory
 from mads_bench.pre_act import canonical_json, parse_step
 from simulation.agents import make_agent
@@ -40,7 +42,7 @@ class RunLimits:
     """Caps of one conversation."""
 
     max_turns: int = 12
-    max_steps_per_turn: int = 8
+    max_steps_per_turn: int | None = None  # None: the domain's ``max_steps_per_turn``
     max_malformed_turns: int = 2
     loop_repeats: int = 3
 
@@ -173,6 +175,7 @@ def play_conversation(
     shown: dict[int, str] = {}  # message position -> text the user saw for it
     injections, taken = [], {id(user): 0, id(tool_agent): 0}
     end, malformed_streak, last_say, calls = None, 0, None, 0
+    step_cap = limits.max_steps_per_turn or load_domain(scenario.domain).manifest.max_steps_per_turn
 
     def collect(agent: Participant) -> None:
         new = list(getattr(agent, "injections", []))[taken[id(agent)] :]
@@ -189,7 +192,7 @@ def play_conversation(
             end = "done"
             break
         said, malformed, streak, previous = None, False, 0, None
-        for step in range(limits.max_steps_per_turn):
+        for step in range(step_cap):
             try:
                 output = yield assistant_view(messages)
             except BudgetSpent:

@@ -30,3 +30,12 @@ def scenarios():
     from mads_bench.catalog import load_all_scenarios
 
     return {s.id: s for s in load_all_scenarios(include_mock=True)}
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_domain_packs(monkeypatch):
+    """A test that registers an external pack (``--domain-dir``) sets MADS_BENCH_DOMAIN_DIRS in
+    this process; restore it afterwards, so later tests see only the shipped packs."""
+    from mads_bench.catalog import DOMAIN_DIRS_ENV
+
+    monkeypatch.setenv(DOMAIN_DIRS_ENV, os.environ.get(DOMAIN_DIRS_ENV, ""))

@@ -37,6 +37,7 @@ from simulation.agents.text import (
     is_affirmative,
     is_refusal,
     slot_label,
+    value_in,
 )
 
 
@@ -198,13 +199,21 @@ class ScriptedAssistant(RecoveryMixin):
             )  # fmt: skip
         else:
             grounded = [k for k in args if k not in derived]
+            # a value the user never said came from a tool result: the think says so
+            said_by_user = " ".join(users)
+            told = [
+                k for k in grounded
+                if isinstance(args[k], bool) or value_in(args[k], said_by_user)
+            ]  # fmt: skip
+            shown = told or grounded
             rng = self._rng()
             said = ""
-            if grounded:
+            if shown:
                 pairs = " and ".join(
-                    f"{slot_label(k)} {speech.render_value(args[k])}" for k in grounded[:3]
+                    f"{slot_label(k)} {speech.render_value(args[k])}" for k in shown[:3]
                 )
-                said = say("grounded", rng, names=" and ".join(grounded), pairs=pairs)
+                source = "grounded" if told else "grounded_tool"
+                said = say(source, rng, names=" and ".join(shown), pairs=pairs)
                 said = said[:1].lower() + said[1:] if said[:1].isalpha() else said
             think = say("think_call", rng, tool=call.name, grounded=said)
         return (

@@ -126,8 +126,15 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         " ({names} came up in the conversation)",
         ": the user gave {pairs}",
         " with {pairs} from what the user said",
-        " ({pairs} are known from the conversation)",
+        " ({pairs}, as the user told me)",
         ", using {pairs}",
+    ),
+    # the same, for values an earlier tool result returned (not the user)
+    "grounded_tool": (
+        " with {pairs} from an earlier result",
+        ", using {pairs}, which a look-up returned",
+        " ({pairs}, as the tools showed)",
+        ": the results so far give {pairs}",
     ),
     "think_done": (
         "The request is handled ({names}); I summarise what the tools returned.",

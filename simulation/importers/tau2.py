@@ -210,6 +210,13 @@ def _slot_name(tool: str, argument: str, value: Any, slots: dict[str, Any]) -> s
     return name
 
 
+def _action_count(task: Any) -> int:
+    """How many gold actions a task lists (0 where it is malformed: `_scenario` says why)."""
+    criteria = task.get("evaluation_criteria") if isinstance(task, dict) else None
+    actions = criteria.get("actions") if isinstance(criteria, dict) else None
+    return len(actions) if isinstance(actions, list) else 0
+
+
 def _scenario(
     pack: Domain, path: Path, task: dict[str, Any], scenario_id: str
 ) -> tuple[Scenario, list[str]]:
@@ -375,7 +382,9 @@ def _adverse(scenario: Scenario, pack: Domain, seed: int) -> Scenario:
 
 
 # ---------------------------------------------------------------------- writing the pack
-def _manifest(domain: str, policy: str) -> dict[str, Any]:
+def _manifest(domain: str, policy: str, longest: int) -> dict[str, Any]:
+    """The manifest; ``longest`` is the most gold actions of a task: a policy may look them all
+    up before it speaks, plus the authentication look-up and a retry."""
     return {
         "name": f"tau2_{domain}",
         "title": f"{domain.capitalize()} (τ²-bench)",
@@ -385,6 +394,7 @@ def _manifest(domain: str, policy: str) -> dict[str, Any]:
         "keys": {**KEYS, **{t: key for t, (key, _) in OWN_TABLES.items()}},
         "handlers": f"{HANDLERS[domain]}.handlers",
         "policy": policy,
+        "max_steps_per_turn": longest + 2,
     }
 
 
@@ -458,6 +468,7 @@ def import_tau2(
     except OSError as err:
         raise CatalogError(folder / "policy.md", "", f"cannot read file ({err.strerror})") from None
     name = f"tau2_{domain}"
+    longest = max((_action_count(t) for t in tasks), default=0)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent)) / name
     try:
@@ -466,7 +477,7 @@ def import_tau2(
         (staging / "tools.yaml").write_text(tools, encoding="utf-8")
         (staging / "domain.yaml").write_text(
             yaml.safe_dump(
-                _manifest(domain, policy), sort_keys=False, allow_unicode=True, width=100
+                _manifest(domain, policy, longest), sort_keys=False, allow_unicode=True, width=100
             ),
             encoding="utf-8",
         )
