@@ -205,8 +205,9 @@ def _load_pack_cached(path: Path, stamps: tuple[int, ...]) -> Domain:
 load_domain.cache_clear = _load_pack_cached.cache_clear  # type: ignore[attr-defined]
 
 
-def load_pack(path: Path) -> Domain:
+def load_pack(path: Path | str) -> Domain:
     """Load and cross-check the pack in folder ``path`` (not cached, not registered)."""
+    path = Path(path)
     manifest = load_model(path / "domain.yaml", DomainManifest)
     tools = _load_tools(path / "tools.yaml")
     seed = _load_seed(path / "seed.json", manifest)

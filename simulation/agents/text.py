@@ -65,11 +65,14 @@ def slot_label(name: str) -> str:
 
 
 def render_value(value: Any) -> str:
-    """How a slot value is written in a message (an object as compact JSON).
+    """How a slot value is written in a message (an object as compact JSON). An enum's
+    underscores become spaces; an identifier's (it has a digit) stay, so it can be quoted back.
 
     Example:
         >>> render_value("premium_economy"), render_value(True), render_value(["A B", "C"])
         ('premium economy', 'yes', 'A B and C')
+        >>> render_value("credit_card_9513926")
+        'credit_card_9513926'
     """
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -78,7 +81,7 @@ def render_value(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, str):
-        return value.replace("_", " ")
+        return value if any(c.isdigit() for c in value) else value.replace("_", " ")
     return str(value) if not isinstance(value, dict) else json.dumps(value, sort_keys=True)
 
 

@@ -210,6 +210,15 @@ def _slot_name(tool: str, argument: str, value: Any, slots: dict[str, Any]) -> s
     return name
 
 
+def _dumped(scenario: Scenario) -> dict[str, Any]:
+    """The scenario as written to ``scenarios.yaml``: defaults left out, except a behavior's
+    ``kind`` (a default of its class, but the tag that says which class it is)."""
+    data = scenario.model_dump(mode="json", exclude_defaults=True)
+    if scenario.behaviors:
+        data["behaviors"] = [b.model_dump(mode="json", exclude_none=True) for b in scenario.behaviors]
+    return data
+
+
 def _action_count(task: Any) -> int:
     """How many gold actions a task lists (0 where it is malformed: `_scenario` says why)."""
     criteria = task.get("evaluation_criteria") if isinstance(task, dict) else None
@@ -513,7 +522,7 @@ def import_tau2(
             dict(sorted(calls.items())),
             dict(sorted(slot_counts.items())),
         )
-        dumped = [s.model_dump(mode="json", exclude_defaults=True) for s in scenarios]
+        dumped = [_dumped(s) for s in scenarios]
         (staging / "scenarios.yaml").write_text(
             yaml.safe_dump(dumped, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8"
         )

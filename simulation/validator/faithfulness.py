@@ -124,7 +124,9 @@ def _check_arguments(
     evidence = context.evidence_before(step.position)
     counts = _list_counts(context, step.position)
     for path, value in json_leaves(action.arguments, action.name):
-        if isinstance(value, str) and value in enums or value_found(value, evidence):
+        if isinstance(value, str) and (value in enums or not value.strip()):
+            continue  # an enum member, or an empty field (an address without a second line)
+        if value_found(value, evidence):
             continue
         if (path, repr(value)) in seen:
             continue  # a repeated call with the same ungrounded value is reported once

@@ -30,17 +30,34 @@ def test_import_is_deterministic_and_every_gold_replays(tmp_path):
     assert len(a.refused_writes) <= 1  # task 105: the gift card cannot cover the exchange
 
 
-def test_malformed_task_names_its_id(tmp_path):
-    source = tmp_path / "src"
-    source.mkdir()
+def _source_with(tasks: list[dict], folder: Path) -> Path:
+    """A τ²-bench folder holding the shared database and policy and only ``tasks``."""
+    folder.mkdir()
     for name in ("db.json", "policy.md"):
-        (source / name).symlink_to(TAU2 / name)
+        (folder / name).symlink_to(TAU2 / name)
+    (folder / "tasks_train.json").write_text(json.dumps(tasks))
+    return folder
+
+
+def test_malformed_task_names_its_id(tmp_path):
     tasks = json.loads((TAU2 / "tasks_train.json").read_text())[:2]
     tasks[1]["evaluation_criteria"]["actions"][0]["name"] = "no_such_tool"
-    (source / "tasks_train.json").write_text(json.dumps(tasks))
+    source = _source_with(tasks, tmp_path / "src")
     with pytest.raises(CatalogError, match="task '1'.*unknown tool 'no_such_tool'"):
         import_tau2(source, tmp_path / "pack")
     assert not (tmp_path / "pack").exists()
+
+
+def test_adversities_add_a_marked_unhappy_variant_per_task(tmp_path):
+    tasks = json.loads((TAU2 / "tasks_train.json").read_text())[:6]
+    report = import_tau2(_source_with(tasks, tmp_path / "src"), tmp_path / "pack", adversities=True)
+    assert report.scenarios == 2 * report.tasks == 12
+    scenarios = {s.id: s for s in load_pack(tmp_path / "pack").scenarios}
+    for task in tasks:
+        plain, unhappy = (scenarios[f"tau2-retail-{task['id']}{e}"] for e in ("", "-unhappy"))
+        assert plain.complexity == "normal" and not plain.behaviors
+        assert unhappy.complexity == "unhappy" and len(unhappy.behaviors) == 2
+        assert unhappy.gold_workflow == plain.gold_workflow
 
 
 def test_scripted_online_success_on_imported_tasks(tmp_path, capsys):

@@ -29,6 +29,14 @@ def test_fabricated_tool_argument(transfer, scenarios):
     ]
 
 
+def test_an_empty_optional_argument_needs_no_grounding(transfer, scenarios):
+    # an empty memo says nothing the conversation would have to support
+    fine = with_step(
+        transfer, 6, action=Action.tool("transfer_between_accounts", {**ARGS, "memo": ""})
+    )
+    assert _faith(fine, scenarios) == []
+
+
 def test_fabricated_account_id(transfer, scenarios):
     # ACC-0599 was never returned by list_customer_accounts
     bad = with_step(
