@@ -215,7 +215,9 @@ def _dumped(scenario: Scenario) -> dict[str, Any]:
     ``kind`` (a default of its class, but the tag that says which class it is)."""
     data = scenario.model_dump(mode="json", exclude_defaults=True)
     if scenario.behaviors:
-        data["behaviors"] = [b.model_dump(mode="json", exclude_none=True) for b in scenario.behaviors]
+        data["behaviors"] = [
+            b.model_dump(mode="json", exclude_none=True) for b in scenario.behaviors
+        ]
     return data
 
 
