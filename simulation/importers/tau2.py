@@ -201,8 +201,10 @@ def _persona(task_id: str) -> str:
 
 
 def _slot_name(tool: str, argument: str, value: Any, slots: dict[str, Any]) -> str:
-    base = f"new_{argument}" if "address" in tool and argument not in KEYS.values() and \
-        argument != "order_id" else argument  # fmt: skip
+    """The slot an argument's value fills: an address change's fields are ``new_<field>``
+    (not the record's keys), and a second value of a slot is ``<slot>_2``, ``_3``, ..."""
+    is_key = argument in KEYS.values() or argument == "order_id"
+    base = f"new_{argument}" if "address" in tool and not is_key else argument
     name, n = base, 1
     while name in slots and canonical_json(slots[name]) != canonical_json(value):
         n += 1
