@@ -204,9 +204,46 @@ _JOINERS = ("; ", ", ", " and ")
 _LEADS = ("", "", "Details: ", "For reference, ", "Here are the details: ", "In case you need it, ")
 
 
+# second sentences that may follow an act's realisation (none of them says no)
+_TAILS: dict[str, tuple[str, ...]] = {
+    "agree": (
+        "Thanks.",
+        "That's what I want.",
+        "I appreciate it.",
+        "Let me know once it's done.",
+        "The sooner the better.",
+        "Thanks for checking with me.",
+        "That works for me.",
+        "Much obliged.",
+        "I've been meaning to sort this out.",
+        "Good to have that settled.",
+        "Cheers.",
+        "I was hoping you'd say that.",
+        "All of it looks right to me.",
+    ),
+    "thanks_done": (
+        "Have a good day.",
+        "Bye!",
+        "Take care.",
+        "You've been very helpful.",
+        "That was quick.",
+        "Have a nice evening.",
+        "Appreciate the quick turnaround.",
+        "Talk to you later.",
+        "Glad that's sorted.",
+    ),
+    "thanks_declined": ("Bye for now.", "Have a good day.", "Maybe another time.", "Take care."),
+}
+
+
 def pick(act: str, rng: random.Random) -> str:
-    """One realisation of ``act`` (a key of `PHRASES`)."""
-    return rng.choice(PHRASES[act])
+    """One realisation of ``act`` (a key of `PHRASES`); for some acts, now and then with a
+    second sentence, so that a short reply repeats less across conversations."""
+    text = rng.choice(PHRASES[act])
+    tails = _TAILS.get(act)
+    if tails and rng.random() < 0.6:
+        text = f"{text} {rng.choice(tails)}"
+    return text
 
 
 def objective_sentence(objective: str, rng: random.Random) -> str:

@@ -170,8 +170,10 @@ def test_think_says_only_what_a_policy_could_know():
 
 
 def test_repetitions_of_a_scenario_are_worded_differently_but_each_is_seeded():
+    import random
+
     from mads_bench.catalog import load_all_scenarios
-    from simulation.agents.phrasing import PHRASES
+    from simulation.agents.phrasing import PHRASES, pick
     from simulation.agents.text import is_affirmative
 
     identical = 0
@@ -185,3 +187,6 @@ def test_repetitions_of_a_scenario_are_worded_differently_but_each_is_seeded():
     assert identical == 0
     # every way of agreeing is read as a yes by the assistant
     assert all(is_affirmative(p) for p in PHRASES["agree"])
+    # with any second sentence too (drawn by pick)
+    rng = random.Random(0)
+    assert all(is_affirmative(pick("agree", rng)) for _ in range(200))
