@@ -86,6 +86,38 @@ PHRASES: dict[str, tuple[str, ...]] = {
 }
 
 ASSISTANT: dict[str, tuple[str, ...]] = {
+    # declines: each has a decline cue ("sorry", "unfortunately", "can't", "unable to") and,
+    # where it offers something, an alternative cue ("instead", "option", "alternative")
+    "decline_lead": (
+        "I'm sorry.",
+        "Unfortunately, I can't do that as asked.",
+        "I'm sorry, but I'm unable to do that.",
+        "I checked, and unfortunately it isn't possible.",
+        "I'm afraid I can't do that.",
+    ),
+    "empty_offer": (
+        "I'm sorry, {tool} found nothing for your request. As alternatives, I can search once "
+        "more{change}. Shall I search again?",
+        "Unfortunately {tool} came back empty. I can search once more{change} instead. Shall I "
+        "try that?",
+        "I'm sorry, nothing turned up from {tool}. One option is to search again{change}. Should "
+        "I search again?",
+        "{tool} returned no matches, unfortunately. As an alternative I could search once "
+        "more{change}. Do you want me to search again?",
+    ),
+    "resubmit": (
+        "The {tool} request was refused: {message} Shall I resubmit it now?",
+        "The system turned down the {tool} request: {message} Shall I send it again now?",
+        "That {tool} request was refused. {message} Should I resubmit it?",
+    ),
+    "refused_decline": (
+        "I'm sorry, I could not {tool}: {message} Instead, I can help you with another option, "
+        "or you could contact the team directly.",
+        "Unfortunately I was unable to {tool}: {message} As an alternative, I can help with "
+        "another option, or you could contact the team directly.",
+        "I'm sorry, the request to {tool} did not go through: {message} Instead, I can look at "
+        "another option with you, or you could reach the team directly.",
+    ),
     # asks for slots: each names them and ends with "?" (the user answers what is named)
     "ask": (
         "Could you tell me {labels}?",

@@ -90,7 +90,7 @@ class RecoveryMixin:
             return self._finish(f"{tool} was refused ({code}: {message}). ")
         if speech.invites_resubmission(message) and not self.resubmit:
             self.awaiting = ("resubmit",)
-            text = f"The {slot_label(tool)} request was refused: {message} Shall I resubmit it now?"
+            text = say("resubmit", self._rng(), tool=slot_label(tool), message=message)
             return (
                 f"{tool} was refused with {code}; the rule asks for the user's confirmation, "
                 "so I explain it and offer to resubmit.",
@@ -100,10 +100,7 @@ class RecoveryMixin:
         if self.tools[tool].kind == "write" and self.pointer + 1 < len(self.gold):
             return self._offer_alternative(tool, code, message, users, tools)
         self.issue, self.pointer = None, len(self.gold)
-        text = (
-            f"I'm sorry, I could not {slot_label(tool)}: {message} Instead, I can help you "
-            "with another option, or you could contact the team directly."
-        )
+        text = say("refused_decline", self._rng(), tool=slot_label(tool), message=message)
         return (
             say("think_refused", self._rng(), tool=tool, code=code, message=message),
             Action.say(text),
@@ -119,10 +116,7 @@ class RecoveryMixin:
                 if p not in self.tools[tool].required
             ]
             change = f" or change the {slot_label(optional[0])}" if optional else ""
-            text = (
-                f"I'm sorry, {slot_label(tool)} found nothing for your request. As "
-                f"alternatives, I can search once more{change}. Shall I search again?"
-            )
+            text = say("empty_offer", self._rng(), tool=slot_label(tool), change=change)
             return (
                 say("think_empty", self._rng(), tool=tool),
                 Action.say(text),

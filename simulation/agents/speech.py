@@ -88,8 +88,9 @@ def invites_resubmission(message: str) -> bool:
     return any(word in lowered for word in _RETRY_WORDS)
 
 
-def spoken_fallback(fallback: str) -> str:
-    """Rewrite a ``fallback_behavior`` instruction as the assistant's own words.
+def spoken_fallback(fallback: str, lead: str = "I'm sorry.") -> str:
+    """Rewrite a ``fallback_behavior`` instruction as the assistant's own words, after
+    ``lead`` (the apology).
 
     Example:
         >>> spoken_fallback("Explain that the red kettle is out of stock and offer the blue mug.")
@@ -106,4 +107,4 @@ def spoken_fallback(fallback: str) -> str:
     text = re.sub(r",? or to\s+", ", or ", text).rstrip(".")
     if not re.search(r"\binstead\b", text):
         text += " instead"
-    return f"I'm sorry. {text[0].upper()}{text[1:]}."
+    return f"{lead} {text[0].upper()}{text[1:]}."

@@ -9,6 +9,7 @@ import pytest
 
 from mads_bench.catalog import domain_names, load_domain
 from mads_bench.pre_act import parse_step, validate_turn
+from simulation.agents.phrasing import ASSISTANT
 from simulation.agents.text import DONE_TOKEN, NOT_PROCESSED_NOTICE
 from simulation.runner import RunLimits, simulate
 
@@ -101,11 +102,11 @@ def test_policy_refusal_is_explained_and_impossible_declines_with_fallback() -> 
     # the refusal's rule is relayed with an alternative
     assert any("special baggage desk" in t and "Instead" in t for t in says(golf))
     kettle = simulate(scenario("mock-kettle-impossible"), seed=0)
-    # the workflow runs, then the fallback is spoken
-    assert says(kettle)[-1] == (
-        "I'm sorry. The red kettle is out of stock. I can offer the blue mug or a restock "
-        "notice instead."
+    # the workflow runs, then the fallback is spoken after a seeded apology
+    fallback = (
+        "The red kettle is out of stock. I can offer the blue mug or a restock notice instead."
     )
+    assert says(kettle)[-1] in {f"{lead} {fallback}" for lead in ASSISTANT["decline_lead"]}
 
 
 def test_adversarial_tone_shows_in_every_user_message() -> None:
