@@ -139,11 +139,18 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{tool} needs {labels}, which the user has not given yet; I ask instead of guessing.",
         "I cannot call {tool} without {labels}, and the user has not said it; I ask for it.",
         "{labels} is still missing for {tool}; rather than guess, I ask the user.",
+        "To run {tool} I would have to invent {labels}; I ask the user for it instead.",
+        "The user has not mentioned {labels} yet, and {tool} cannot do without it, so I ask.",
+        "Before {tool} can run I need {labels} from the user; making it up is not an option.",
     ),
     "think_confirm": (
         "{tool} is a write and cannot be undone silently, so I confirm {args} with the user first.",
-        "{tool} changes the account, so before calling it I read back {args} and ask.",
+        "{tool} changes what is on record, so before calling it I read back {args} and ask.",
         "Writing with {tool} needs the user's go-ahead; I confirm {args} first.",
+        "This is the step that commits the change ({tool}); I repeat {args} and wait for a yes.",
+        "Once {tool} runs it takes effect, so the user should hear {args} and agree first.",
+        "I have what {tool} needs ({args}), but a change like this gets the user's explicit okay.",
+        "Rather than act on my reading of the request, I check {args} with the user before {tool}.",
     ),
     "think_call": (
         "I can call {tool} now{grounded}.",
@@ -152,6 +159,9 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{tool} is the step that gets this done{grounded}; I call it.",
         "Time to run {tool}{grounded}.",
         "Nothing is missing for {tool}{grounded}, so I go ahead with it.",
+        "{tool} comes next{grounded}.",
+        "With the details in hand{grounded}, {tool} is what answers this.",
+        "I look this up with {tool}{grounded}.",
     ),
     # why the arguments are known: what the user said, or what an earlier result returned
     "grounded": (
@@ -174,6 +184,9 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Nothing is left to do after {names}; I report the outcome with its details.",
         "With {names} done, the user's request is complete; I give them the details.",
         "{names} answered; what is left is telling the user the result.",
+        "The tools have answered ({names}); the user now hears the outcome, details included.",
+        "After {names} there is nothing more to run; I pass the results on.",
+        "That settles it: {names} returned, and I explain to the user what came back.",
     ),
     "think_retry": (
         "{tool} failed with {code} ({message}); it is retryable, so I call it again "
@@ -182,11 +195,14 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{attempt} of {attempts}).",
         "{tool} did not go through ({code}: {message}), which can pass; attempt {attempt} of "
         "{attempts}.",
+        "A {code} ({message}) is usually temporary, so {tool} gets another try, attempt "
+        "{attempt} of {attempts}.",
     ),
     "think_empty": (
         "{tool} returned no results; I tell the user and offer alternatives.",
         "Nothing came back from {tool}; I say so and suggest another search.",
         "{tool} found nothing for these details, so I offer to search again or change them.",
+        "An empty answer from {tool} is worth telling the user; a different search may work.",
     ),
     "think_refused": (
         "{tool} was refused with {code} ({message}); this is a rule, not a glitch, so I "
@@ -194,6 +210,8 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "A rule blocks {tool} ({code}: {message}); retrying would not help, so I explain it and "
         "suggest other options.",
         "{tool} is not allowed here ({message}); I tell the user why and what they can do instead.",
+        "The backend turned {tool} down for a reason ({code}: {message}); I pass the reason on "
+        "with what can be done.",
     ),
     # reports the outcome: each carries a completion cue
     "did": (
