@@ -156,9 +156,8 @@ class ScriptedAssistant(RecoveryMixin):
                 f"Before {call.name} I notice the {slot_label(slot)} the user "
                 f"gave is {speech.render_value(stated)}; I check it before acting."
             )
-            text = (
-                f"Just to check before I continue: you asked for {slot_label(slot)} "
-                f"{speech.render_value(stated)}. Shall I go ahead with that?"
+            text = say(
+                "stale", self._rng(), slot=slot_label(slot), value=speech.render_value(stated)
             )
             return (
                 think,

@@ -219,11 +219,27 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "All done! Here's what I did: {facts}.",
         "You're all set. Here is what I did: {facts}.",
         "That is done now. Summary: {facts}.",
+        "Your request has been handled. For your records: {facts}.",
+        "It is done now. The details: {facts}.",
+        "Everything has been processed. Here is the outcome: {facts}.",
+        "That has been taken care of. What I did: {facts}.",
+        "Completed successfully. Here are the details: {facts}.",
     ),
     "found": (
         "All done. Here is what I found: {facts}.",
         "Here's what I found: {facts}.",
         "Here is what I found for you: {facts}.",
+        "I looked it up. Here is what I found: {facts}.",
+        "Here's what I found in the records: {facts}.",
+        "Your question is now answered. This is what came back: {facts}.",
+    ),
+    # checks a slot the user stated differently from before; ends with a confirmation cue
+    "stale": (
+        "Just to check before I continue: you asked for {slot} {value}. Shall I go ahead with "
+        "that?",
+        "Before I go on: you mentioned {slot} {value}. Should I use that?",
+        "Quick check: is it {slot} {value} you want? Shall I continue with that?",
+        "I want to be sure I have this right: {slot} {value}. Do you want me to go ahead with it?",
     ),
 }
 

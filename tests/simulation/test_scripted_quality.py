@@ -190,3 +190,23 @@ def test_repetitions_of_a_scenario_are_worded_differently_but_each_is_seeded():
     # with any second sentence too (drawn by pick)
     rng = random.Random(0)
     assert all(is_affirmative(pick("agree", rng)) for _ in range(200))
+
+
+def test_every_realisation_keeps_the_cue_the_other_side_reads():
+    # the scripted user reacts to cues: a report must read as done, a question as asking to
+    # confirm, a decline as declining with an alternative; any realisation may be drawn
+    from simulation.agents.phrasing import ASSISTANT
+    from simulation.agents.text import declines_with_alternatives
+
+    fill = {"facts": "status booked", "tool": "book table", "change": " or change the time",
+            "message": "Tables are full.", "slot": "time", "value": "19:00"}  # fmt: skip
+    for act in ("did", "found"):
+        assert all(reports_completion(t.format(**fill)) for t in ASSISTANT[act]), act
+    for act in ("stale", "empty_offer", "resubmit"):
+        assert all(asks_confirmation(t.format(**fill)) for t in ASSISTANT[act]), act
+    declines = [*ASSISTANT["refused_decline"], *ASSISTANT["empty_offer"]]
+    assert all(declines_with_alternatives(t.format(**fill)) for t in declines)
+    fallback = "I can offer the blue mug instead."
+    assert all(
+        declines_with_alternatives(f"{lead} {fallback}") for lead in ASSISTANT["decline_lead"]
+    )
