@@ -36,6 +36,13 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "Okay, please proceed.",
         "That's correct, go ahead.",
         "Perfect, yes.",
+        "Yes, that's right.",
+        "Correct, please go ahead.",
+        "Okay, do it.",
+        "Yeah, that works. Go ahead.",
+        "Absolutely, yes.",
+        "Right, go ahead with that.",
+        "Yup, exactly that.",
     ),
     "give": (
         "Sure, here you go.",
