@@ -152,10 +152,10 @@ class ScriptedAssistant(RecoveryMixin):
         if stale:
             slot, stated = stale[0]
             self.awaiting = ("stale", slot, stated)
-            think = (
-                f"Before {call.name} I notice the {slot_label(slot)} the user "
-                f"gave is {speech.render_value(stated)}; I check it before acting."
-            )
+            think = say(
+                "think_stale", self._rng(), tool=call.name, slot=slot_label(slot),
+                value=speech.render_value(stated),
+            )  # fmt: skip
             text = say(
                 "stale", self._rng(), slot=slot_label(slot), value=speech.render_value(stated)
             )

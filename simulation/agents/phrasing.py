@@ -159,6 +159,20 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "I have what {tool} needs ({args}), but a change like this gets the user's explicit okay.",
         "Rather than act on my reading of the request, I check {args} with the user before {tool}.",
     ),
+    "think_stale": (
+        "Before {tool} I notice the {slot} the user gave is {value}; I check it before acting.",
+        "The user's latest {slot} is {value}, not what I would have used for {tool}; I ask first.",
+        "{slot} changed in the conversation (now {value}); before {tool} I make sure which one "
+        "holds.",
+        "Two values for {slot} came up, the latest being {value}; I confirm it before {tool}.",
+    ),
+    "think_resubmit": (
+        "{tool} was refused with {code}; the rule asks for the user's confirmation, so I explain "
+        "it and offer to resubmit.",
+        "The {code} from {tool} is a confirmation the rule wants, not a dead end; I explain and "
+        "offer to resend it.",
+        "{tool} can go through once the user confirms what the rule asks ({code}); I ask them.",
+    ),
     "think_call": (
         "I can call {tool} now{grounded}.",
         "Everything {tool} needs is known{grounded}, so I call it.",

@@ -92,8 +92,7 @@ class RecoveryMixin:
             self.awaiting = ("resubmit",)
             text = say("resubmit", self._rng(), tool=slot_label(tool), message=message)
             return (
-                f"{tool} was refused with {code}; the rule asks for the user's confirmation, "
-                "so I explain it and offer to resubmit.",
+                say("think_resubmit", self._rng(), tool=tool, code=code),
                 Action.say(text),
                 ["Explain the rule.", f"Resubmit {tool} once the user confirms."],
             )
