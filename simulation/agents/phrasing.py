@@ -14,7 +14,7 @@ Every ``agree`` realisation is one the assistant reads as a yes
 Example:
     >>> import random
     >>> rng = random.Random(0)
-    >>> pick("agree", rng) in PHRASES["agree"]
+    >>> pick("give", rng) in PHRASES["give"]
     True
     >>> facts_sentence([("order ID", "O1")], random.Random(1))
     'My order ID is O1.'
