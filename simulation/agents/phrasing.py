@@ -158,6 +158,9 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Once {tool} runs it takes effect, so the user should hear {args} and agree first.",
         "I have what {tool} needs ({args}), but a change like this gets the user's explicit okay.",
         "Rather than act on my reading of the request, I check {args} with the user before {tool}.",
+        "A write like {tool} should not surprise the user; I spell out {args} and ask.",
+        "{tool} is ready to go with {args}; the user gets the last word before I send it.",
+        "I read {args} back to the user and only call {tool} after they agree.",
     ),
     "think_stale": (
         "Before {tool} I notice the {slot} the user gave is {value}; I check it before acting.",
@@ -182,7 +185,10 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Nothing is missing for {tool}{grounded}, so I go ahead with it.",
         "{tool} comes next{grounded}.",
         "With the details in hand{grounded}, {tool} is what answers this.",
-        "I look this up with {tool}{grounded}.",
+        "I go on with {tool}{grounded}.",
+        "The quickest way forward is {tool}{grounded}.",
+        "Calling {tool}{grounded} moves the request forward.",
+        "{tool} is the right call at this point{grounded}.",
     ),
     # why the arguments are known: what the user said, or what an earlier result returned
     "grounded": (
@@ -208,6 +214,9 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "The tools have answered ({names}); the user now hears the outcome, details included.",
         "After {names} there is nothing more to run; I pass the results on.",
         "That settles it: {names} returned, and I explain to the user what came back.",
+        "No step is left after {names}; the user gets a clear summary of the outcome.",
+        "{names} finished, so I wrap up with what the results show.",
+        "My part is done ({names}); I put the results into plain words for the user.",
     ),
     "think_retry": (
         "{tool} failed with {code} ({message}); it is retryable, so I call it again "
