@@ -139,8 +139,17 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{lead} {action} with {args}. Would you like me to go ahead?",
         "{lead} {action} with {args}. Should I proceed?",
         "{lead} {action} with {args}. Do you want me to go ahead?",
+        "{lead} {action} with {args}. Is that right, and shall I go ahead?",
+        "{lead} {action} with {args}. Would you like me to do that now?",
+        "{lead} {action} with {args}. Shall I do it?",
     ),
-    "ready": ("I am ready to", "I can now", "Everything is in place to"),
+    "ready": (
+        "I am ready to",
+        "I can now",
+        "Everything is in place to",
+        "I have what I need to",
+        "Next, I would",
+    ),
     # the reasoning of a step: what the conversation shows, never the gold workflow
     "think_missing": (
         "{tool} needs {labels}, which the user has not given yet; I ask instead of guessing.",

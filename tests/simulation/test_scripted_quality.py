@@ -202,7 +202,8 @@ def test_every_realisation_keeps_the_cue_the_other_side_reads():
             "message": "Tables are full.", "slot": "time", "value": "19:00"}  # fmt: skip
     for act in ("did", "found"):
         assert all(reports_completion(t.format(**fill)) for t in ASSISTANT[act]), act
-    for act in ("stale", "empty_offer", "resubmit"):
+    fill.update(lead="I can now", action="book table", args="time 19:00")
+    for act in ("stale", "empty_offer", "resubmit", "confirm"):
         assert all(asks_confirmation(t.format(**fill)) for t in ASSISTANT[act]), act
     declines = [*ASSISTANT["refused_decline"], *ASSISTANT["empty_offer"]]
     assert all(declines_with_alternatives(t.format(**fill)) for t in declines)
