@@ -158,6 +158,9 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "To run {tool} I would have to invent {labels}; I ask the user for it instead.",
         "The user has not mentioned {labels} yet, and {tool} cannot do without it, so I ask.",
         "Before {tool} can run I need {labels} from the user; making it up is not an option.",
+        "{labels} has not come up yet, so {tool} has to wait until the user tells me.",
+        "Only the user can give me {labels}, which {tool} requires; I ask.",
+        "I am one detail short for {tool}: {labels}. I ask the user rather than assume.",
     ),
     "think_confirm": (
         "{tool} is a write and cannot be undone silently, so I confirm {args} with the user first.",
