@@ -22,6 +22,7 @@ from pathlib import Path
 from mads_bench.errors import UsageError
 
 __all__ = [
+    "add_command",
     "add_domain_dir",
     "backend_from_flag",
     "register_domain_dirs",
@@ -89,6 +90,18 @@ def backend_from_flag(flag: str, spec: str, **options):
 
 
 DOMAIN_DIR_FLAG = "--domain-dir"
+
+
+def add_command(
+    sub: argparse._SubParsersAction, name: str, help: str, doc: str
+) -> argparse.ArgumentParser:
+    """A sub-command whose ``--help`` shows its module docstring ``doc`` up to ``Example::``."""
+    return sub.add_parser(
+        name,
+        help=help,
+        description=doc.split("Example::")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def add_domain_dir(parser: argparse.ArgumentParser) -> None:

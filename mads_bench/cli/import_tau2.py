@@ -17,15 +17,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from mads_bench.cli.args import add_command
 from mads_bench.cli.output import print_json
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
         "import-tau2",
-        help="Write a domain pack (tools, seed state, policy, scenarios) from τ²-bench data.",
-        description=__doc__.split("Example::")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "Write a domain pack (tools, seed state, policy, scenarios) from τ²-bench data.",
+        __doc__,
     )
     parser.add_argument("--tau2-dir", type=Path, required=True, help="τ²-bench domain folder.")
     parser.add_argument("--domain", default="retail", choices=["retail"], help="Domain (retail).")

@@ -24,18 +24,18 @@ import sys
 from pathlib import Path
 
 from mads_bench.catalog import default_domain_names, domain_names
-from mads_bench.cli.args import add_domain_dir, backend_from_flag, positive_int
+from mads_bench.cli.args import add_command, add_domain_dir, backend_from_flag, positive_int
 from mads_bench.cli.output import print_json
 from mads_bench.errors import UsageError
 from mads_bench.files import check_outputs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    cmd = sub.add_parser(
+    cmd = add_command(
+        sub,
         "online",
-        help="Online task success and pass^k of an assistant in simulated conversations.",
-        description=__doc__.split("Example::")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "Online task success and pass^k of an assistant in simulated conversations.",
+        __doc__,
     )
     cmd.add_argument("--assistant", help="Assistant spec: scripted, transformers:..., openai:...")
     add_domain_dir(cmd)

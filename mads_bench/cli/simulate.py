@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from mads_bench.catalog import default_domain_names, domain_names
-from mads_bench.cli.args import add_domain_dir, backend_from_flag, positive_int
+from mads_bench.cli.args import add_command, add_domain_dir, backend_from_flag, positive_int
 from mads_bench.cli.scenarios import parse_mix
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
@@ -40,11 +40,11 @@ _MIX_TEXT = ",".join(f"{k}={v}" for k, v in DEFAULT_MIX.items())
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
         "simulate",
-        help="Simulate conversations (user, assistant and tool agents) into trajectories JSONL.",
-        description=__doc__.split("Example::")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "Simulate conversations (user, assistant and tool agents) into trajectories JSONL.",
+        __doc__,
     )
     add_domain_dir(parser)
     source = parser.add_mutually_exclusive_group()

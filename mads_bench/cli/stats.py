@@ -17,17 +17,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mads_bench.cli.args import positive_int
+from mads_bench.cli.args import add_command, positive_int
 from mads_bench.cli.output import print_json
 from mads_bench.errors import UsageError
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser(
+    parser = add_command(
+        commands,
         "stats",
-        help="Variety of simulated language: distinct-n, duplicates, lengths, repetitions.",
-        description=__doc__.split("Example::")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "Variety of simulated language: distinct-n, duplicates, lengths, repetitions.",
+        __doc__,
     )
     parser.add_argument("trajectories", nargs="+", type=Path, help="Trajectory JSONL file(s).")
     parser.add_argument(
