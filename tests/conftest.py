@@ -19,6 +19,12 @@ def minilm_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def minilm_static_path(minilm_path) -> Path:
+    """Folder of `minilm-static`, MiniLM's word pieces distilled (SAGE's default S2 encoder)."""
+    return setup_models(["minilm-static"], progress=False)["minilm-static"]
+
+
+@pytest.fixture(scope="session")
 def tiny_lm_path() -> Path:
     """Folder of the random-init `tiny-lm` causal LM with the SmolLM2 tokenizer."""
     return setup_models(["tiny-lm"], progress=False)["tiny-lm"]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -132,7 +133,9 @@ def test_failed_build_leaves_no_folder(fake_spec, empty_cache):
 
 def test_setup_rejects_unknown_name(empty_cache):
     # the project's error (one line, exit 2 in the CLI), listing the known names
-    with pytest.raises(ModelNotFoundError, match="known: minilm, mpnet, smollm2-135m, tiny-lm"):
+    with pytest.raises(
+        ModelNotFoundError, match="known: minilm, minilm-static, mpnet, smollm2-135m, tiny-lm"
+    ):
         setup_models(["no-such-model"], progress=False)
 
 
@@ -207,7 +210,7 @@ def test_marker_without_sizes_still_catches_damage(tiny_lm_copy, tiny_lm_path):
 
 def test_list_models(minilm_path, tiny_lm_path):
     rows = {row["name"]: row for row in list_models()}
-    assert set(rows) == {"minilm", "mpnet", "smollm2-135m", "tiny-lm"}
+    assert set(rows) == {"minilm", "minilm-static", "mpnet", "smollm2-135m", "tiny-lm"}
     assert rows["minilm"]["installed"] and rows["minilm"]["path"] == str(minilm_path)
     # all-MiniLM-L6-v2 is ~91 MB; tiny-lm a 13 MB model plus a 3.5 MB tokenizer
     assert 80 < rows["minilm"]["size_mb"] < 100
@@ -250,8 +253,9 @@ def test_unknown_model_name_lists_known_names(tmp_path, monkeypatch):
         resolve_model("nonexistent")
     # one of the project's expected errors, listing what would have worked
     assert isinstance(error.value, MadsBenchError)
-    assert "'nonexistent' is neither a known name (minilm, mpnet, smollm2-135m, tiny-lm)" in str(
-        error.value
+    assert (
+        "'nonexistent' is neither a known name (minilm, minilm-static, mpnet, smollm2-135m, "
+        "tiny-lm)" in str(error.value)
     )
 
 
@@ -313,6 +317,23 @@ def test_tiny_lm_weights_are_reproducible(tiny_lm_path):
     # another seed gives other weights
     other = build_tiny_lm(load_tokenizer("tiny-lm"), seed=1).state_dict()
     assert not torch.equal(other["model.embed_tokens.weight"], saved["model.embed_tokens.weight"])
+
+
+def test_minilm_static_is_minilm_distilled_into_word_pieces(minilm_static_path):
+    """One row per MiniLM word piece, centred; texts that share meaning stay closer than
+    texts that do not, and encoding needs no attention (a sum of rows)."""
+    from safetensors.numpy import load_file
+
+    encoder = load_sentence_encoder("minilm-static")
+    assert encoder.get_embedding_dimension() == 384
+    rows = next(iter(load_file(next(minilm_static_path.rglob("*.safetensors"))).values()))
+    assert rows.shape == (load_tokenizer("minilm").vocab_size, 384)
+    assert np.abs(rows.mean(axis=0)).max() < 1e-4  # centred
+    cat, kitten, bonds = encoder.encode(
+        ["The cat sleeps on the sofa.", "A kitten naps on the couch.", "Bond yields rose."],
+        normalize_embeddings=True,
+    )
+    assert float(cat @ kitten) > float(cat @ bonds) + 0.1
 
 
 def test_minilm_encodes_384d_and_is_cached(minilm_path):
@@ -436,7 +457,8 @@ def test_eval_with_unknown_or_damaged_model_is_one_line(mock_dataset, damaged_co
     # an unknown name: exit 2, and the line lists the known names
     status, line = eval_l1("nonexistent")
     assert status == 2 and line.startswith(
-        "error: Model 'nonexistent' is neither a known name (minilm, mpnet, smollm2-135m, tiny-lm)"
+        "error: Model 'nonexistent' is neither a known name (minilm, minilm-static, mpnet, "
+        "smollm2-135m, tiny-lm)"
     )
     # a model folder whose weights were cut short: exit 2, folder and file named
     _truncate(damaged_copy / "model.safetensors")

@@ -8,7 +8,9 @@ for SAGE-LLM) and score verdicts with ``evaluators.sage.verdict_scoring``.
 from evaluators.sage.cascade import SageConfig, SageEvaluator, aggregate
 from evaluators.sage.compiler import compile_turn
 from evaluators.sage.grounding import (
+    DEFAULT_ENCODER,
     DEFAULT_GATES,
+    GATES,
     Gate,
     NLIGroundingVerifier,
     OfflineGroundingVerifier,
@@ -28,7 +30,9 @@ from evaluators.sage.records import (
 from evaluators.sage.workflow import IntentSpec, ServiceSpec, SlotSpec, WorkflowSpec
 
 __all__ = [
+    "DEFAULT_ENCODER",
     "DEFAULT_GATES",
+    "GATES",
     "Criterion",
     "CriterionResult",
     "DialogueAct",

@@ -27,7 +27,7 @@ from evaluators.sage.judge import JUDGE_MARGIN, FocusedJudge
 from evaluators.sage.records import CriterionResult, TurnRecord, Verdict
 from evaluators.sage.repair import repair_signal
 from evaluators.sage.symbolic import s1_decide
-from evaluators.sage.tagger import DEFAULT_WEIGHTS, ActTagger
+from evaluators.sage.tagger import ActTagger, bundled_weights
 from evaluators.sage.workflow import WorkflowSpec
 from simulation.backends.judge import JudgeBackend
 
@@ -42,8 +42,9 @@ class SageConfig:
         verifier (`GroundingVerifier`, *optional*): S2; the offline default when None.
         judge (`JudgeBackend`, *optional*): S3 backend; required when `use_s3`.
         extraction_floor (`float`): Text-only user values below this confidence are dropped.
-        tagger (`ActTagger`, path or None): The act tagger for turns without acts (the
-            bundled weights by default; None = the lexical/embedding path alone).
+        tagger (`ActTagger`, path, ``"bundled"`` or None): The act tagger for turns without
+            acts: ``"bundled"`` (default) = the shipped weights for S2's encoder (none for an
+            encoder without them); None = the lexical/embedding path alone.
     """
 
     name: str = "core"
@@ -53,7 +54,7 @@ class SageConfig:
     verifier: GroundingVerifier | None = None
     judge: JudgeBackend | None = None
     extraction_floor: float = EXTRACTION_FLOOR
-    tagger: ActTagger | str | None = str(DEFAULT_WEIGHTS)
+    tagger: ActTagger | str | None = "bundled"
 
     @classmethod
     def core(cls, verifier: GroundingVerifier | None = None) -> SageConfig:
@@ -88,14 +89,13 @@ class SageEvaluator:
             raise ValueError("SAGE-LLM (use_s3) needs a judge backend")
         self.verifier = self.config.verifier or OfflineGroundingVerifier()
         self.judge = FocusedJudge(self.config.judge) if self.config.judge else None
-        tagger = self.config.tagger
-        self.tagger = ActTagger.load(tagger) if isinstance(tagger, str) else tagger
-        # The tagger reads the same MiniLM embeddings as S2 (one cache); an NLI verifier
-        # keeps the offline one as its fallback.
-        encoder = getattr(self.verifier, "encode", None)
-        self._encode = (
-            encoder or getattr(self.verifier, "fallback", OfflineGroundingVerifier()).encode
-        )
+        # The tagger reads the same embeddings as S2 (one cache); an NLI verifier keeps the
+        # offline one as its fallback.
+        offline = getattr(self.verifier, "fallback", self.verifier)
+        if not isinstance(offline, OfflineGroundingVerifier):
+            offline = OfflineGroundingVerifier()
+        self._encode = getattr(self.verifier, "encode", offline.encode)
+        self.tagger = load_tagger(self.config.tagger, offline.encoder_name)
 
     def warm_up(self) -> None:
         """Load the S2 encoder now (so latency figures exclude the one-off model load)."""
@@ -211,3 +211,22 @@ def aggregate(record: TurnRecord, results: list[CriterionResult], latency: float
         stages=stages,
         latency_s=latency,
     )
+
+
+def load_tagger(tagger: ActTagger | str | None, encoder: str | None) -> ActTagger | None:
+    """The configured tagger, checked against the encoder whose embeddings it will read."""
+    if tagger == "bundled":
+        path = bundled_weights(encoder)
+        if path is None:
+            return None  # no tagger was trained on this encoder's embeddings
+        tagger = str(path)
+    if isinstance(tagger, str):
+        tagger = ActTagger.load(tagger)
+    trained_on = tagger.metadata.get("encoder") if tagger is not None else None
+    if trained_on and encoder and "/" not in encoder and trained_on != encoder:
+        raise ValueError(
+            f"the act tagger was trained on {trained_on!r} embeddings, but S2 encodes with "
+            f"{encoder!r}: pass that encoder's tagger or retrain one with "
+            f"`mads-bench sage train-tagger --encoder {encoder}`"
+        )
+    return tagger

@@ -50,18 +50,33 @@ class Gate:
         return (distance < 0) == self.low_fires, margin
 
 
-# Calibrated on SGD dev only: a 300-turn slice (seed 1) of the calibration partition (one
-# dialogue in five by a stable hash, disjoint from every bench slice), acts and text-only
-# criteria pooled. Reproduce with `mads-bench sage calibrate --seed 1 --n 300`.
-DEFAULT_GATES: dict[str, Gate] = {
-    "UV": Gate(theta=0.867, delta=0.02, low_fires=True),
-    "IUV": Gate(theta=0.354, delta=0.02, low_fires=True),
-    "WNF": Gate(theta=-0.079, delta=0.08, low_fires=False),
-    "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
-    "IUV-tag": Gate(theta=0.601, delta=0.02, low_fires=False),
-    "WNF-tag": Gate(theta=0.505, delta=0.02, low_fires=False),
-    "PC-tag": Gate(theta=0.409, delta=0.02, low_fires=False),
+DEFAULT_ENCODER = "minilm-static"
+
+# Calibrated on SGD dev only, per encoder: a 300-turn slice (seed 1) of the calibration
+# partition (one dialogue in five by a stable hash, disjoint from every bench slice), acts and
+# text-only criteria pooled, with that encoder's bundled act tagger. Reproduce with
+# `mads-bench sage calibrate --encoder NAME --seed 1 --n 300`.
+GATES: dict[str, dict[str, Gate]] = {
+    "minilm-static": {
+        "UV": Gate(theta=0.9, delta=0.02, low_fires=True),
+        "IUV": Gate(theta=0.053, delta=0.02, low_fires=True),
+        "WNF": Gate(theta=0.051, delta=0.02, low_fires=False),
+        "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
+        "IUV-tag": Gate(theta=0.878, delta=0.02, low_fires=False),
+        "WNF-tag": Gate(theta=0.544, delta=0.08, low_fires=False),
+        "PC-tag": Gate(theta=0.945, delta=0.02, low_fires=False),
+    },
+    "minilm": {
+        "UV": Gate(theta=0.867, delta=0.02, low_fires=True),
+        "IUV": Gate(theta=0.354, delta=0.02, low_fires=True),
+        "WNF": Gate(theta=-0.079, delta=0.08, low_fires=False),
+        "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
+        "IUV-tag": Gate(theta=0.601, delta=0.02, low_fires=False),
+        "WNF-tag": Gate(theta=0.505, delta=0.02, low_fires=False),
+        "PC-tag": Gate(theta=0.409, delta=0.02, low_fires=False),
+    },
 }
+DEFAULT_GATES = GATES[DEFAULT_ENCODER]
 
 
 class GroundingVerifier(Protocol):
@@ -71,21 +86,28 @@ class GroundingVerifier(Protocol):
 
 
 class OfflineGroundingVerifier:
-    """Normalised-value + fuzzy + MiniLM grounding with calibrated gates.
+    """Normalised-value + fuzzy + embedding grounding with calibrated gates.
 
     Args:
         encoder (`str` or model): Sentence encoder name for `load_sentence_encoder`, or an
             object with `encode(list[str], ...)`; loaded on first use, once.
-        gates (`dict[str, Gate]`, *optional*): Per-class gates; `DEFAULT_GATES` when None.
+        gates (`dict[str, Gate]`, *optional*): Per-class gates; when None, the ones
+            calibrated for ``encoder`` (`GATES`), or the default encoder's for any other.
     """
 
     CACHE_SIZE = 50_000
     """Embeddings kept between batches (slot prompts, confirmation paraphrases and recurring
     phrases are encoded once per process); the cache is emptied when it fills up."""
 
-    def __init__(self, encoder: Any = "minilm", gates: dict[str, Gate] | None = None) -> None:
+    def __init__(
+        self, encoder: Any = DEFAULT_ENCODER, gates: dict[str, Gate] | None = None
+    ) -> None:
         self._encoder = encoder
-        self.gates = dict(DEFAULT_GATES if gates is None else gates)
+        self.encoder_name: str | None = encoder if isinstance(encoder, str) else None
+        """The encoder's name or path as given (None for an encoder object)."""
+        if gates is None:
+            gates = GATES.get(self.encoder_name or "", DEFAULT_GATES)
+        self.gates = dict(gates)
         self._cache: dict[str, np.ndarray] = {}
 
     def encode(self, texts: list[str]) -> dict[str, np.ndarray]:

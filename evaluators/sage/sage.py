@@ -6,7 +6,7 @@ import datasets
 import evaluate
 
 from evaluators.sage.cascade import SageConfig, SageEvaluator
-from evaluators.sage.grounding import OfflineGroundingVerifier
+from evaluators.sage.grounding import DEFAULT_ENCODER, OfflineGroundingVerifier
 from evaluators.sage.records import TurnLabel, TurnRecord
 from evaluators.sage.verdict_scoring import report
 from evaluators.sage.workflow import WorkflowSpec
@@ -28,9 +28,9 @@ Args:
     schema (`str`): Path of an SGD `schema.json`, or `mads:<domain>` for MADS tool specs.
     text_only (`bool`): Ignore dialogue acts (the honest, text + state condition).
     resamples (`int`): Bootstrap resamples for the F1 CI (default 10,000, seed 0).
-    encoder: Sentence encoder of S2 (default all-MiniLM-L6-v2).
-    tagger (`bool`): Read acts from text with the bundled act tagger on turns without acts
-        (default True; its features are MiniLM's, so switch it off with another encoder).
+    encoder: Sentence encoder of S2 (default `minilm-static`; `minilm` is also calibrated).
+    tagger (`bool`): Read acts from text with the act tagger bundled for the encoder on turns
+        without acts (default True; an encoder without a bundled tagger runs without one).
 Returns:
     `dict`: `precision`, `recall`, `f1`, `f1_ci95`, `per_class`, `undecided_rate`,
     `stage_share`, `selective_f1`, `latency_p50_s`, `latency_p95_s`, `n`, `n_failure`.
@@ -86,7 +86,7 @@ class Sage(evaluate.Metric):
         schema: str = "",
         text_only: bool = False,
         resamples: int = 10_000,
-        encoder: object = "minilm",
+        encoder: object = DEFAULT_ENCODER,
         tagger: bool = True,
     ) -> dict:
         if not schema:

@@ -4,8 +4,8 @@ SGD's dialogue acts label, for free, which slots each user utterance INFORMs, wh
 system utterance REQUESTs, and whether a system utterance CONFIRMs a request or reports it done
 (NOTIFY_SUCCESS). ``ActTagger`` predicts those four things from text alone:
 
-* features: the all-MiniLM-L6-v2 sentence embeddings S2 already computes (unit norm; the
-  verifier's cache is shared) of u_t, of the agent turn before it and of a_t, against the
+* features: the sentence embeddings S2 already computes (unit norm; the verifier's cache is
+  shared) of u_t, of the agent turn before it and of a_t, against the
   embedding of each slot's "slot words: description"; plus a few lexical features (the slot's
   name words in the text, a categorical value of the slot said word for word, a typed value the
   extractor reads for the slot, a question mark). No state features: what the state did is what
@@ -13,9 +13,11 @@ system utterance REQUESTs, and whether a system utterance CONFIRMs a request or 
 * heads: one small MLP each (``inform`` and ``request`` per (text, slot) pair, ``agent`` with
   two outputs CONFIRM / NOTIFY_SUCCESS per agent turn), trained with binary cross-entropy.
 
-Weights live in ``tagger.safetensors`` next to this file, built by ``mads-bench sage
-train-tagger`` from SGD train only (dev is for calibration and the bench slices); the file's
-metadata records the data and settings it was trained with.
+The features are the encoder's, so the weights are too: ``tagger.<encoder>.safetensors`` next
+to this file (`bundled_weights`) for each calibrated encoder (``minilm-static``, the default,
+and ``minilm``), built by ``mads-bench sage train-tagger --encoder NAME`` from SGD train only
+(dev is for calibration and the bench slices); the file's metadata records the encoder, the
+data and the settings it was trained with.
 
 Example:
     >>> tagger = ActTagger.load()  # doctest: +SKIP
@@ -41,7 +43,16 @@ from evaluators.sage.records import TurnRecord
 from evaluators.sage.workflow import ServiceSpec, WorkflowSpec
 
 Encode = Callable[[list[str]], dict[str, np.ndarray]]
-DEFAULT_WEIGHTS = Path(__file__).with_name("tagger.safetensors")
+
+
+def bundled_weights(encoder: str | None) -> Path | None:
+    """The shipped tagger for the encoder named ``encoder``; None if there is none."""
+    if not encoder or not re.fullmatch(r"[\w.-]+", encoder):
+        return None  # an encoder object or a path: nothing was trained on it here
+    path = Path(__file__).with_name(f"tagger.{encoder}.safetensors")
+    return path if path.is_file() else None
+
+
 HEADS = ("inform", "request", "agent")
 FEATURE_VERSION = "1"
 NAME_FILLER = frozenset({"has", "is", "are", "allows", "offers", "number", "of", "the", "name"})
@@ -207,7 +218,7 @@ class ActTagger:
         self.metadata = dict(metadata or {})
 
     @classmethod
-    def load(cls, path: str | Path = DEFAULT_WEIGHTS) -> ActTagger:
+    def load(cls, path: str | Path) -> ActTagger:
         """Read weights written by `save` (``FileNotFoundError`` / ``ValueError`` name the file)."""
         from safetensors import SafetensorError
         from safetensors.numpy import load_file, safe_open
@@ -256,7 +267,7 @@ class ActTagger:
                 raise ValueError(
                     f"act tagger head {head!r} expects {expected} features, got {x.shape[1]}: "
                     f"the embeddings come from another encoder than "
-                    f"{self.metadata.get('encoder', 'all-MiniLM-L6-v2')}"
+                    f"{self.metadata.get('encoder', 'the one it was trained with')}"
                 )
             out[head] = (
                 _mlp(self.weights, head, x) if len(x) else np.zeros((0, 1 + (head == "agent")))
@@ -287,6 +298,7 @@ def train_tagger(
     spec: WorkflowSpec,
     encode: Encode,
     *,
+    encoder: str,
     hidden: int = 256,
     epochs: int = 20,
     seed: int = 0,
@@ -299,6 +311,7 @@ def train_tagger(
         records (`list[TurnRecord]`): Turns with dialogue acts (SGD train).
         spec (`WorkflowSpec`): Their schema.
         encode: Text → unit-norm embedding (e.g. `OfflineGroundingVerifier.encode`).
+        encoder: The name of the encoder behind ``encode`` (recorded and checked at use).
         hidden / epochs / seed: MLP width, passes over the data, torch seed.
         progress: Wraps the epoch loop (a progress bar on the command line).
     """
@@ -340,7 +353,7 @@ def train_tagger(
         "hidden": str(hidden),
         "epochs": str(epochs),
         "seed": str(seed),
-        "encoder": "all-MiniLM-L6-v2",
+        "encoder": encoder,
         "positives": json.dumps({h: float(targets[h].sum()) for h in HEADS}),
     }
     return ActTagger(weights, {**info, **(metadata or {})})

@@ -11,6 +11,9 @@
     mads-bench sage sgdx [--sgd DIR] [--sgdx DIR] [--n 300] [--seed 0] [--acts] [--out R.json]
 
 ``--schema`` is an SGD ``schema.json`` or ``mads:<domain>`` (the domain's tool specs).
+``--encoder`` (bench, run, calibrate, train-tagger, sgdx) picks S2's sentence encoder:
+``minilm-static`` (default, fast) or ``minilm``; the calibrated gates and the bundled act tagger
+follow it (``--gates`` / ``--tagger`` override them).
 """
 
 from __future__ import annotations
@@ -109,7 +112,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     calib.set_defaults(handler=run_calibrate)
 
     train = sub.add_parser(
-        "train-tagger", help="Train the text-only act tagger on SGD train (MiniLM + MLP heads)."
+        "train-tagger", help="Train the text-only act tagger on SGD train (embeddings + MLP heads)."
     )
     train.add_argument("--sgd-train", type=Path, default=DEFAULT_SGD.parent / "train")
     train.add_argument(
@@ -119,6 +122,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--epochs", type=positive_int, default=20)
     train.add_argument("--hidden", type=positive_int, default=256, help="MLP width.")
     train.add_argument("--out", type=Path, required=True, help="Weights (.safetensors).")
+    _encoder_flag(train)
     train.set_defaults(handler=run_train_tagger)
 
     sgdx = sub.add_parser("sgdx", help="SGD-X robustness: F1 per paraphrased schema variant.")
@@ -134,23 +138,41 @@ def register(commands: argparse._SubParsersAction) -> None:
     sgdx.set_defaults(handler=run_sgdx)
 
 
-def _tagger_flag(parser: argparse.ArgumentParser) -> None:
+def _encoder_flag(parser: argparse.ArgumentParser) -> None:
+    from evaluators.sage.grounding import DEFAULT_ENCODER, GATES
+
     parser.add_argument(
-        "--tagger",
-        default="bundled",
-        help="Act tagger for turns without acts: `bundled` (weights trained on SGD train, "
-        "shipped), a .safetensors path from `sage train-tagger`, or `none` (lexical and "
-        "embedding path only).",
+        "--encoder",
+        default=DEFAULT_ENCODER,
+        help=f"S2's sentence encoder: a model name or folder (default {DEFAULT_ENCODER}; "
+        f"calibrated gates and a bundled tagger exist for {', '.join(GATES)}).",
     )
 
 
-def _tagger(flag: str) -> Any:
-    from evaluators.sage.tagger import DEFAULT_WEIGHTS, ActTagger
+def _tagger_flag(parser: argparse.ArgumentParser) -> None:
+    _encoder_flag(parser)
+    parser.add_argument(
+        "--tagger",
+        default="bundled",
+        help="Act tagger for turns without acts: `bundled` (the weights trained on SGD train "
+        "for --encoder, shipped), a .safetensors path from `sage train-tagger`, or `none` "
+        "(lexical and embedding path only).",
+    )
 
-    if flag == "none":
-        return None
+
+def _verifier(args: argparse.Namespace, gates: Any = None) -> Any:
+    from evaluators.sage import OfflineGroundingVerifier
+
+    return OfflineGroundingVerifier(encoder=args.encoder, gates=gates)
+
+
+def _tagger(args: argparse.Namespace) -> Any:
+    """The ``--tagger`` for ``--encoder`` (None for `none`, or `bundled` without weights)."""
+    from evaluators.sage.cascade import load_tagger
+
+    flag = args.tagger
     try:
-        return ActTagger.load(DEFAULT_WEIGHTS if flag == "bundled" else Path(flag))
+        return load_tagger(None if flag == "none" else flag, args.encoder)
     except (OSError, ValueError) as err:
         raise UsageError(f"--tagger: {err}") from None
 
@@ -198,7 +220,7 @@ def run_bench(args: argparse.Namespace) -> int:
         from evaluators.sage import SageConfig, SageEvaluator
         from evaluators.sage.verdict_scoring import format_report, report
 
-        evaluator = SageEvaluator(spec, SageConfig(tagger=_tagger(args.tagger)))
+        evaluator = SageEvaluator(spec, SageConfig(verifier=_verifier(args), tagger=_tagger(args)))
         evaluator.warm_up()
         for name, rows in (("acts", records), ("text_only", [r.without_acts() for r in records])):
             verdicts = evaluator.evaluate(rows)
@@ -213,7 +235,6 @@ def run_run(args: argparse.Namespace) -> int:
     from evaluators.sage import (
         Gate,
         NLIGroundingVerifier,
-        OfflineGroundingVerifier,
         SageConfig,
         SageEvaluator,
         TurnLabel,
@@ -234,14 +255,14 @@ def run_run(args: argparse.Namespace) -> int:
         gates = None
         if args.gates:
             gates = {k: Gate(**v) for k, v in json.loads(args.gates.read_text()).items()}
-        verifier = OfflineGroundingVerifier(gates=gates)
+        verifier = _verifier(args, gates)
         if args.nli:
             verifier = NLIGroundingVerifier(args.nli, fallback=verifier)
         config = SageConfig.core(verifier)
         if args.judge:
             config = SageConfig.llm(_backend(args.judge), verifier)
         config.use_s1, config.use_s2 = not args.no_s1, not args.no_s2
-        config.tagger = _tagger(args.tagger)
+        config.tagger = _tagger(args)
         evaluator = SageEvaluator(spec, config)
         for record in records:  # fail early on turns the schema does not know
             spec.intent(record.service, record.intent)
@@ -356,7 +377,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
     spec, dialogues = _load_sgd(args.sgd)
     records, _, injections = build_slice(dialogues, spec, args.n, args.seed, split="calibration")
     check_outputs({"--sgd": args.sgd}, {"--out": args.out})
-    gates, counts = calibrate(spec, records, injections, tagger=_tagger(args.tagger))
+    gates, counts = calibrate(
+        spec, records, injections, verifier=_verifier(args), tagger=_tagger(args)
+    )
     table = {
         k: {"theta": g.theta, "delta": g.delta, "low_fires": g.low_fires} for k, g in gates.items()
     }
@@ -372,7 +395,6 @@ def run_train_tagger(args: argparse.Namespace) -> int:
 
     from tqdm.auto import tqdm
 
-    from evaluators.sage import OfflineGroundingVerifier
     from evaluators.sage.sgd import dialogue_turns
     from evaluators.sage.tagger import train_tagger
 
@@ -381,7 +403,7 @@ def run_train_tagger(args: argparse.Namespace) -> int:
     random.Random(args.seed).shuffle(dialogues)
     picked = dialogues[: args.dialogues]
     records = [r for d in picked for r in dialogue_turns(d)]
-    verifier = OfflineGroundingVerifier()
+    verifier = _verifier(args)
     verifier.CACHE_SIZE = 10**7  # every text of the training set is embedded once
     from evaluators.sage.tagger import previous_agent, slot_prompt
 
@@ -396,12 +418,12 @@ def run_train_tagger(args: argparse.Namespace) -> int:
         records,
         spec,
         verifier.encode,
+        encoder=args.encoder,
         hidden=args.hidden,
         epochs=args.epochs,
         seed=args.seed,
         metadata={
             "data": f"SGD train ({args.sgd_train.name}), {len(picked)} dialogues, seed {args.seed}",
-            "encoder": "all-MiniLM-L6-v2",
         },
         progress=lambda it: tqdm(it, desc="epochs"),
     )
@@ -411,7 +433,7 @@ def run_train_tagger(args: argparse.Namespace) -> int:
 
 
 def run_sgdx(args: argparse.Namespace) -> int:
-    from evaluators.sage import OfflineGroundingVerifier, WorkflowSpec
+    from evaluators.sage import WorkflowSpec
     from evaluators.sage import sgdx as robustness
     from evaluators.sage.inject import build_slice
     from evaluators.sage.sgd import load_dialogues
@@ -426,8 +448,8 @@ def run_sgdx(args: argparse.Namespace) -> int:
             robustness.build_name_map(original, schema, str(args.sgdx / name))
     except (OSError, ValueError) as err:
         raise UsageError(str(err)) from None
-    verifier = OfflineGroundingVerifier()
-    tagger = _tagger(args.tagger)
+    verifier = _verifier(args)
+    tagger = _tagger(args)
     table: dict[str, Any] = {"n": len(records), "seed": args.seed, "conditions": {}}
     for condition in ("text_only", "acts") if args.acts else ("text_only",):
         rows, verdicts = robustness.run_sgdx(

@@ -120,7 +120,7 @@ def test_baseline_cli_errors(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("reply", "expected"), [("true", "failure"), ("abstain", "undecided")])
-def test_run_llm_with_judge(tmp_path, capsys, minilm_path, reply, expected):
+def test_run_llm_with_judge(tmp_path, capsys, minilm_static_path, reply, expected):
     # S2 off: the unsupported city "SJ" abstains in S1 and goes to the S3 judge
     write_inputs(tmp_path)
     (tmp_path / "turns.jsonl").write_text(

@@ -35,7 +35,7 @@ def write_inputs(tmp_path):
     )
 
 
-def test_run_with_labels(tmp_path, capsys, minilm_path):
+def test_run_with_labels(tmp_path, capsys, minilm_static_path):
     write_inputs(tmp_path)
     code = main(
         [
@@ -64,7 +64,7 @@ def test_run_with_labels(tmp_path, capsys, minilm_path):
     assert "F1 1.000" in capsys.readouterr().out
 
 
-def test_compare(tmp_path, capsys, minilm_path):
+def test_compare(tmp_path, capsys, minilm_static_path):
     write_inputs(tmp_path)
     for name, extra in (("a", []), ("b", ["--text-only"])):
         main(
@@ -194,7 +194,7 @@ def test_evaluate_module(tmp_path):
 SGD_TRAIN = REPO / ".." / "shared" / "data" / "sgd" / "train"
 
 
-def test_train_tagger_retrains_from_sgd_train(tmp_path, capsys, minilm_path):
+def test_train_tagger_retrains_from_sgd_train(tmp_path, capsys, minilm_static_path):
     """`sage train-tagger` rebuilds the shipped weights' recipe on a small sample of SGD train;
     the result reads acts on other SGD train turns far better than chance."""
     if not (SGD_TRAIN / "schema.json").is_file():
@@ -212,6 +212,7 @@ def test_train_tagger_retrains_from_sgd_train(tmp_path, capsys, minilm_path):
     assert (
         tagger.metadata["data"].startswith("SGD train")
         and "60 dialogues" in tagger.metadata["data"]
+        and tagger.metadata["encoder"] == "minilm-static"
     )
     spec = WorkflowSpec.from_sgd_schema(SGD_TRAIN / "schema.json")
     held_out = [r for d in load_dialogues(SGD_TRAIN)[-15:] for r in dialogue_turns(d)]

@@ -74,7 +74,7 @@ def test_offline_pc_and_iuv(spec):
 
 
 @pytest.fixture
-def random_nli(tmp_path, minilm_path):
+def random_nli(tmp_path, minilm_path, minilm_static_path):
     """A random-head BERT cross-encoder with MiniLM's tokenizer (no trained weights)."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification

@@ -6,13 +6,15 @@ import numpy as np
 import pytest
 
 from evaluators.sage import DialogueAct, HistoryItem, OfflineGroundingVerifier, WorkflowSpec
+from evaluators.sage.cascade import SageConfig, SageEvaluator
 from evaluators.sage.compiler import compile_turn
+from evaluators.sage.grounding import DEFAULT_ENCODER, GATES
 from evaluators.sage.symbolic import s1_decide
 from evaluators.sage.tagger import (
-    DEFAULT_WEIGHTS,
     ActTagger,
     TurnTags,
     act_labels,
+    bundled_weights,
     featurize,
     train_tagger,
 )
@@ -70,7 +72,9 @@ def test_features_and_labels_line_up(spec, hash_encode):
 
 
 def test_training_learns_held_out_turns(spec, hash_encode, tmp_path):
-    tagger = train_tagger(synthetic_turns(120, 0), spec, hash_encode, hidden=32, epochs=100)
+    tagger = train_tagger(
+        synthetic_turns(120, 0), spec, hash_encode, encoder="hash", hidden=32, epochs=100
+    )
     held_out = synthetic_turns(30, 1)
     tags = tagger.tag([r.without_acts() for r in held_out], spec, hash_encode)
     for record, tag in zip(held_out, tags, strict=True):
@@ -98,9 +102,31 @@ def test_load_errors_name_the_file(tmp_path, spec, hash_encode):
     with pytest.raises(ValueError, match="lack"):
         ActTagger({"inform.w1": np.zeros((2, 2))})
     # weights of another encoder's width: a clear error, not a shape crash
-    minilm = ActTagger.load(DEFAULT_WEIGHTS)
+    bundled = ActTagger.load(bundled_weights(DEFAULT_ENCODER))
     with pytest.raises(ValueError, match="expects 777 features"):
-        minilm.tag([turn()], spec, hash_encode)
+        bundled.tag([turn()], spec, hash_encode)
+
+
+def test_each_calibrated_encoder_has_its_tagger_and_a_mismatch_is_refused(spec):
+    """Gates and tagger follow S2's encoder; a tagger trained on other embeddings is an error
+    (both encoders are 384-d, so the width check alone would not catch it)."""
+    for encoder in GATES:
+        tagger = ActTagger.load(bundled_weights(encoder))
+        assert tagger.metadata["encoder"] == encoder
+        evaluator = SageEvaluator(spec, SageConfig(verifier=OfflineGroundingVerifier(encoder)))
+        assert evaluator.tagger.metadata["encoder"] == encoder
+        assert evaluator.verifier.gates == GATES[encoder]
+    wrong = SageConfig(
+        verifier=OfflineGroundingVerifier("minilm"), tagger=str(bundled_weights("minilm-static"))
+    )
+    with pytest.raises(ValueError, match="trained on 'minilm-static' embeddings"):
+        SageEvaluator(spec, wrong)
+    # an encoder given as an object has no bundled tagger: the lexical path runs alone
+    assert (
+        SageEvaluator(spec, SageConfig(verifier=OfflineGroundingVerifier(HashEncoder()))).tagger
+        is None
+    )
+    assert bundled_weights("/some/folder") is None and bundled_weights("nope") is None
 
 
 def test_compiler_uses_tags_on_turns_without_acts(spec):
@@ -144,7 +170,8 @@ def test_restated_value_is_not_ignored(spec):
     assert fires is False and "restates" in note
 
 
-def test_bundled_tagger_reads_sgd_style_turns(minilm_path):
+@pytest.mark.parametrize("encoder", list(GATES))
+def test_bundled_tagger_reads_sgd_style_turns(encoder, minilm_static_path):
     """The shipped weights on turns written here, for services SGD train never had."""
     spec = WorkflowSpec.from_sgd_schema(
         [
@@ -186,8 +213,8 @@ def test_bundled_tagger_reads_sgd_style_turns(minilm_path):
         ),
     ]
     records = [r.without_acts() for r in records]
-    verifier = OfflineGroundingVerifier()
-    tags = ActTagger.load().tag(records, spec, verifier.encode)
+    verifier = OfflineGroundingVerifier(encoder)
+    tags = ActTagger.load(bundled_weights(encoder)).tag(records, spec, verifier.encode)
     assert max(tags[0].inform, key=tags[0].inform.get) == "city"
     assert max(tags[0].request, key=tags[0].request.get) == "therapist_type"
     assert tags[0].success < 0.5 <= tags[1].success

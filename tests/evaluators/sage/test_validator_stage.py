@@ -53,7 +53,7 @@ def cancel_result(ok: bool) -> Message:
 
 
 @pytest.mark.parametrize("scenario_id", [BUY, KETTLE])
-def test_scripted_mock_conversations_pass(scenario_id, scenarios, minilm_path):
+def test_scripted_mock_conversations_pass(scenario_id, scenarios, minilm_static_path):
     # the scripted policy grounds every argument and claims completion only after the write
     scenario = scenarios[scenario_id]
     verdict = sage_check(simulate(scenario, seed=0), scenario)
@@ -62,7 +62,7 @@ def test_scripted_mock_conversations_pass(scenario_id, scenarios, minilm_path):
     )
 
 
-def test_fabricated_argument_fires_uv(scenarios, minilm_path):
+def test_fabricated_argument_fires_uv(scenarios, minilm_static_path):
     # message 10 is place_order(item_id="I1", quantity=2); "I7" was never said nor returned
     scenario = scenarios[BUY]
     clean = simulate(scenario, seed=0)
@@ -76,7 +76,7 @@ def test_fabricated_argument_fires_uv(scenarios, minilm_path):
     assert verdict["reasons"][0].endswith("(UV:item_id of place_order)")
 
 
-def test_completion_claim_without_write_fires_pc(minilm_path):
+def test_completion_claim_without_write_fires_pc(minilm_static_path):
     # "is cancelled" with no cancel_order call at all: O(s) is false, the say confirms
     claim = _assistant(0, 0, Action.say("Your order O1 is cancelled."))
     verdict = sage_check(cancel_conversation(claim))
@@ -90,7 +90,7 @@ def test_completion_claim_without_write_fires_pc(minilm_path):
     }
 
 
-def test_claim_after_successful_write_passes(minilm_path):
+def test_claim_after_successful_write_passes(minilm_static_path):
     # the same claim after cancel_order(O1) succeeded; O1 is in the user message (S1 support)
     call = _assistant(0, 0, Action.tool("cancel_order", {"order_id": "O1"}))
     claim = _assistant(0, 1, Action.say("Your order O1 is cancelled."))
