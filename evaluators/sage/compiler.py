@@ -21,13 +21,16 @@ while 6,371 of 9,934 would fail on ``state_before``).
 from __future__ import annotations
 
 from evaluators.sage.extract import claims_success, extract_user_values, request_sentences
+from evaluators.sage.normalize import value_similarity
 from evaluators.sage.records import Criterion, TurnRecord
+from evaluators.sage.symbolic import EXACT
 from evaluators.sage.tagger import TurnTags
 from evaluators.sage.workflow import WorkflowSpec
 
 CONFIRM_ACTS = frozenset({"CONFIRM", "NOTIFY_SUCCESS"})
 EXTRACTION_FLOOR = 0.5
 TAG_FLOOR = 0.5
+
 """Text-only: a slot the act tagger reads as informed / requested at this probability or more
 gets its own criterion (decided by S1's rules where they apply, else by S2 on the probability)."""
 
@@ -88,7 +91,15 @@ def compile_turn(
             for v in extract_user_values(record.user, service)
             if v.confidence >= extraction_floor
         ]
+    # One state value holds one user value: a slot that holds another of the turn's values
+    # word for word is no evidence for this one ("Tom McCarthy" in s_t says nothing about
+    # "Walter the Dog" said in the same breath).
+    holders = [
+        {k for k, held in state.items() if held and value_similarity(value, held) >= EXACT}
+        for _, value, _, _ in values
+    ]
     for i, (slot, value, confidence, slots) in enumerate(values):
+        taken = set().union(*(h for j, h in enumerate(holders) if j != i)) - holders[i]
         criteria.append(
             Criterion(
                 criterion_id=f"IUV:{slot or i}",
@@ -98,6 +109,7 @@ def compile_turn(
                     "value": value,
                     "candidate_slots": list(slots),
                     "confidence": confidence,
+                    "taken": sorted(taken),
                 },
                 evidence={"user_span": value},
                 text=f"The user supplied {value!r}"
@@ -107,7 +119,7 @@ def compile_turn(
         )
 
     if tags is not None and record.user_acts is None:
-        written = set(record.state_diff())
+        written = {k for k, (_, after) in record.state_diff().items() if after is not None}
         informable = set(intent.required) | set(intent.optional)  # the state tracks these
         for slot, p in sorted(tags.inform.items()):
             if p >= TAG_FLOOR and slot not in written and slot in informable:

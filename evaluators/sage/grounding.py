@@ -59,7 +59,7 @@ DEFAULT_ENCODER = "minilm-static"
 GATES: dict[str, dict[str, Gate]] = {
     "minilm-static": {
         "UV": Gate(theta=0.9, delta=0.02, low_fires=True),
-        "IUV": Gate(theta=0.053, delta=0.02, low_fires=True),
+        "IUV": Gate(theta=0.118, delta=0.05, low_fires=True),
         "WNF": Gate(theta=0.051, delta=0.02, low_fires=False),
         "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
         "IUV-tag": Gate(theta=0.878, delta=0.02, low_fires=False),
@@ -69,7 +69,7 @@ GATES: dict[str, dict[str, Gate]] = {
     "minilm": {
         "UV": Gate(theta=0.867, delta=0.02, low_fires=True),
         "IUV": Gate(theta=0.354, delta=0.02, low_fires=True),
-        "WNF": Gate(theta=-0.079, delta=0.08, low_fires=False),
+        "WNF": Gate(theta=-0.112, delta=0.02, low_fires=False),
         "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
         "IUV-tag": Gate(theta=0.601, delta=0.02, low_fires=False),
         "WNF-tag": Gate(theta=0.505, delta=0.02, low_fires=False),

@@ -175,7 +175,8 @@ def _iuv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
     value = args["value"]
     state = record.state_after
     slots = [s for s in args.get("candidate_slots") or [] if s] or list(state)
-    targets = [(s, state[s]) for s in slots if state.get(s)]
+    taken = set(args.get("taken", ()))  # slots holding another value of the turn verbatim
+    targets = [(s, state[s]) for s in slots if state.get(s) and s not in taken]
     if not targets:
         return lambda _v: (0.0, f"none of {slots} is filled in s_t")
     lexical = [(value_similarity(value, v), s, v) for s, v in targets]

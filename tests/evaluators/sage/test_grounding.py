@@ -73,6 +73,23 @@ def test_offline_pc_and_iuv(spec):
     assert scores["San Jose"] == 0.5
 
 
+def test_a_state_value_holds_one_user_value(spec):
+    """A slot holding another of the turn's values word for word does not also hold this one:
+    `time` holds "7 pm", so "San Jose" (no slot guess) has nothing left to be held by."""
+    verifier = OfflineGroundingVerifier(encoder=HashEncoder())
+    record = turn(state_after={"time": "7 pm"}, state_before={}).without_acts()
+    iuv = items_for(spec, record, "IUV")
+    by_value = {c.args["value"]: c for c, _, _ in iuv}
+    assert by_value["7 pm"].args["taken"] == []  # `time` is its own match
+    assert by_value["San Jose"].args["taken"] == ["time"]
+    (score, note), *_ = [
+        r
+        for (c, _, _), r in zip(iuv, verifier.scores(iuv), strict=True)
+        if c.args["value"] == "San Jose"
+    ]
+    assert score == 0.0 and "is filled" in note
+
+
 @pytest.fixture
 def random_nli(tmp_path, minilm_path, minilm_static_path):
     """A random-head BERT cross-encoder with MiniLM's tokenizer (no trained weights)."""
