@@ -92,8 +92,15 @@ class StatusChange(_Record):
     _lower = field_validator("new_status", mode="before")(_lower_status)
 
 
+_SPEAKER_ALIASES = {"ASSISTANT": "SYSTEM", "AGENT": "SYSTEM", "BOT": "SYSTEM"}
+
+
 def _upper_speaker(value: Any) -> Any:
-    return value.strip().upper() if isinstance(value, str) else value
+    """``user`` / ``system`` in any case; chat role names (assistant, agent, bot) are SYSTEM."""
+    if not isinstance(value, str):
+        return value
+    speaker = value.strip().upper()
+    return _SPEAKER_ALIASES.get(speaker, speaker)
 
 
 Complexity = Literal["medium", "complex"]

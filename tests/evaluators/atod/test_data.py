@@ -96,3 +96,23 @@ def test_strip_gold_keeps_only_speaker_and_utterance(sample_path):
     # 12 (speaker, utterance) pairs and nothing else
     assert len(turns) == 12 and all(len(t) == 2 for t in turns)
     assert turns[0][0] == "USER" and turns[0][1].startswith("Hi, I need to book a hotel")
+
+
+def test_turns_only_input_takes_chat_role_names(tmp_path):
+    """`atod track` input without gold: speakers in any case, and chat role names
+    (assistant, agent, bot) read as SYSTEM; anything else is a clear error."""
+    from mads_bench.atod_data import TrackerInput
+
+    path = tmp_path / "in.jsonl"
+    turns = [
+        {"speaker": "user", "utterance": "Book me a table."},
+        {"speaker": "Assistant", "utterance": "Done."},
+        {"speaker": " agent ", "utterance": "Anything else?"},
+    ]
+    path.write_text(json.dumps({"dialogue_id": "x", "turns": turns}) + "\n")
+    (dialogue,) = load_dialogues(path, model=TrackerInput)
+    assert [t.speaker for t in dialogue.turns] == ["USER", "SYSTEM", "SYSTEM"]
+    turns[1]["speaker"] = "narrator"
+    path.write_text(json.dumps({"dialogue_id": "x", "turns": turns}) + "\n")
+    with pytest.raises(CatalogError, match=r"turns\[1\]\.speaker"):
+        load_dialogues(path, model=TrackerInput)
