@@ -60,11 +60,11 @@ GATES: dict[str, dict[str, Gate]] = {
     "minilm-static": {
         "UV": Gate(theta=0.9, delta=0.02, low_fires=True),
         "IUV": Gate(theta=0.118, delta=0.05, low_fires=True),
-        "WNF": Gate(theta=0.051, delta=0.02, low_fires=False),
+        "WNF": Gate(theta=0.051, delta=0.05, low_fires=False),
         "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
-        "IUV-tag": Gate(theta=0.878, delta=0.02, low_fires=False),
-        "WNF-tag": Gate(theta=0.544, delta=0.08, low_fires=False),
-        "PC-tag": Gate(theta=0.945, delta=0.02, low_fires=False),
+        "IUV-tag": Gate(theta=0.612, delta=0.05, low_fires=False),
+        "WNF-tag": Gate(theta=0.546, delta=0.05, low_fires=False),
+        "PC-tag": Gate(theta=0.306, delta=0.02, low_fires=False),
     },
     "minilm": {
         "UV": Gate(theta=0.867, delta=0.02, low_fires=True),

@@ -7,7 +7,7 @@
                              --schema schema.json --out V.jsonl [--labels L.jsonl]
     mads-bench sage compare --labels L.jsonl --a V1.jsonl --b V2.jsonl
     mads-bench sage calibrate [--sgd DIR] [--n 300] [--seed 1] [--out G.json]
-    mads-bench sage train-tagger --out W.safetensors [--sgd-train DIR] [--dialogues 6000]
+    mads-bench sage train-tagger --out W.safetensors [--sgd-train DIR] [--dialogues 12000]
     mads-bench sage sgdx [--sgd DIR] [--sgdx DIR] [--n 300] [--seed 0] [--acts] [--out R.json]
 
 ``--schema`` is an SGD ``schema.json`` or ``mads:<domain>`` (the domain's tool specs).
@@ -116,7 +116,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--sgd-train", type=Path, default=DEFAULT_SGD.parent / "train")
     train.add_argument(
-        "--dialogues", type=positive_int, default=6000, help="Train dialogues sampled (6000)."
+        "--dialogues", type=positive_int, default=12000, help="Train dialogues sampled (12000)."
     )
     train.add_argument("--seed", type=int, default=0, help="Sampling and training seed.")
     train.add_argument("--epochs", type=positive_int, default=20)
