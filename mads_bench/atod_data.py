@@ -92,11 +92,11 @@ class StatusChange(_Record):
     _lower = field_validator("new_status", mode="before")(_lower_status)
 
 
-_SPEAKER_ALIASES = {"ASSISTANT": "SYSTEM", "AGENT": "SYSTEM", "BOT": "SYSTEM"}
+_SPEAKER_ALIASES = {"ASSISTANT": "SYSTEM", "AGENT": "SYSTEM"}
 
 
 def _upper_speaker(value: Any) -> Any:
-    """``user`` / ``system`` in any case; chat role names (assistant, agent, bot) are SYSTEM."""
+    """``user`` / ``system`` in any case; chat role names (assistant, agent) are SYSTEM."""
     if not isinstance(value, str):
         return value
     speaker = value.strip().upper()

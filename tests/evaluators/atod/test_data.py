@@ -100,7 +100,7 @@ def test_strip_gold_keeps_only_speaker_and_utterance(sample_path):
 
 def test_turns_only_input_takes_chat_role_names(tmp_path):
     """`atod track` input without gold: speakers in any case, and chat role names
-    (assistant, agent, bot) read as SYSTEM; anything else is a clear error."""
+    (assistant, agent) read as SYSTEM; anything else is a clear error."""
     from mads_bench.atod_data import TrackerInput
 
     path = tmp_path / "in.jsonl"
