@@ -27,7 +27,7 @@ from evaluators.sage.judge import JUDGE_MARGIN, FocusedJudge
 from evaluators.sage.records import CriterionResult, TurnRecord, Verdict
 from evaluators.sage.repair import repair_signal
 from evaluators.sage.symbolic import s1_decide
-from evaluators.sage.tagger import ActTagger, bundled_weights
+from evaluators.sage.tagger import ActTagger, load_tagger
 from evaluators.sage.workflow import WorkflowSpec
 from simulation.backends.judge import JudgeBackend
 
@@ -211,22 +211,3 @@ def aggregate(record: TurnRecord, results: list[CriterionResult], latency: float
         stages=stages,
         latency_s=latency,
     )
-
-
-def load_tagger(tagger: ActTagger | str | None, encoder: str | None) -> ActTagger | None:
-    """The configured tagger, checked against the encoder whose embeddings it will read."""
-    if tagger == "bundled":
-        path = bundled_weights(encoder)
-        if path is None:
-            return None  # no tagger was trained on this encoder's embeddings
-        tagger = str(path)
-    if isinstance(tagger, str):
-        tagger = ActTagger.load(tagger)
-    trained_on = tagger.metadata.get("encoder") if tagger is not None else None
-    if trained_on and encoder and "/" not in encoder and trained_on != encoder:
-        raise ValueError(
-            f"the act tagger was trained on {trained_on!r} embeddings, but S2 encodes with "
-            f"{encoder!r}: pass that encoder's tagger or retrain one with "
-            f"`mads-bench sage train-tagger --encoder {encoder}`"
-        )
-    return tagger

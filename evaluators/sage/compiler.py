@@ -30,7 +30,6 @@ from evaluators.sage.workflow import WorkflowSpec
 CONFIRM_ACTS = frozenset({"CONFIRM", "NOTIFY_SUCCESS"})
 EXTRACTION_FLOOR = 0.5
 TAG_FLOOR = 0.5
-
 """Text-only: a slot the act tagger reads as informed / requested at this probability or more
 gets its own criterion (decided by S1's rules where they apply, else by S2 on the probability)."""
 
@@ -99,7 +98,7 @@ def compile_turn(
         for _, value, _, _ in values
     ]
     for i, (slot, value, confidence, slots) in enumerate(values):
-        taken = set().union(*(h for j, h in enumerate(holders) if j != i)) - holders[i]
+        taken = set().union(*holders[:i], *holders[i + 1 :]) - holders[i]
         criteria.append(
             Criterion(
                 criterion_id=f"IUV:{slot or i}",

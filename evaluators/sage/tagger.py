@@ -20,7 +20,7 @@ and ``minilm``), built by ``mads-bench sage train-tagger --encoder NAME`` from S
 data and the settings it was trained with.
 
 Example:
-    >>> tagger = ActTagger.load()  # doctest: +SKIP
+    >>> tagger = ActTagger.load(bundled_weights("minilm-static"))  # doctest: +SKIP
     >>> tags = tagger.tag(records, spec, verifier.encode)  # doctest: +SKIP
     >>> tags[0].inform  # doctest: +SKIP
     {'city': 0.97, 'date': 0.02, ...}
@@ -45,12 +45,36 @@ from evaluators.sage.workflow import ServiceSpec, WorkflowSpec
 Encode = Callable[[list[str]], dict[str, np.ndarray]]
 
 
+def _is_name(encoder: str | None) -> bool:
+    """Whether ``encoder`` is a model name (not None for an object, not a folder path)."""
+    return bool(encoder) and re.fullmatch(r"[\w.-]+", encoder) is not None
+
+
 def bundled_weights(encoder: str | None) -> Path | None:
     """The shipped tagger for the encoder named ``encoder``; None if there is none."""
-    if not encoder or not re.fullmatch(r"[\w.-]+", encoder):
+    if not _is_name(encoder):
         return None  # an encoder object or a path: nothing was trained on it here
     path = Path(__file__).with_name(f"tagger.{encoder}.safetensors")
     return path if path.is_file() else None
+
+
+def load_tagger(tagger: ActTagger | str | None, encoder: str | None) -> ActTagger | None:
+    """The configured tagger (``"bundled"``, a path, an `ActTagger` or None), checked against
+    the encoder whose embeddings it will read."""
+    if tagger == "bundled":
+        tagger = bundled_weights(encoder)
+        if tagger is None:
+            return None  # no tagger was trained on this encoder's embeddings
+    if isinstance(tagger, (str, Path)):
+        tagger = ActTagger.load(tagger)
+    trained_on = tagger.metadata.get("encoder") if tagger is not None else None
+    if trained_on and _is_name(encoder) and trained_on != encoder:
+        raise ValueError(
+            f"the act tagger was trained on {trained_on!r} embeddings, but S2 encodes with "
+            f"{encoder!r}: pass that encoder's tagger or retrain one with "
+            f"`mads-bench sage train-tagger --encoder {encoder}`"
+        )
+    return tagger
 
 
 HEADS = ("inform", "request", "agent")

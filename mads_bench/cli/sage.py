@@ -168,7 +168,7 @@ def _verifier(args: argparse.Namespace, gates: Any = None) -> Any:
 
 def _tagger(args: argparse.Namespace) -> Any:
     """The ``--tagger`` for ``--encoder`` (None for `none`, or `bundled` without weights)."""
-    from evaluators.sage.cascade import load_tagger
+    from evaluators.sage.tagger import load_tagger
 
     flag = args.tagger
     try:
