@@ -76,7 +76,7 @@ def fit_gate(
     fires = (s < best_theta) if low_fires else (s > best_theta)
     best_delta, best_value = 0.0, -1.0
     for band in BANDS:
-        keep = np.abs(s - best_theta) >= band
+        keep = (np.abs(s - best_theta) >= band) | (s == best_theta)  # as `Gate.decide`
         if not keep.any():
             continue
         value = float((fires == y)[keep].mean()) - abstention_cost * float(1 - keep.mean())

@@ -25,7 +25,7 @@ from evaluators.sage.normalize import value_similarity
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.symbolic import EXACT
 from evaluators.sage.tagger import TurnTags
-from evaluators.sage.workflow import WorkflowSpec
+from evaluators.sage.workflow import ServiceSpec, WorkflowSpec
 
 CONFIRM_ACTS = frozenset({"CONFIRM", "NOTIFY_SUCCESS"})
 EXTRACTION_FLOOR = 0.5
@@ -117,10 +117,17 @@ def compile_turn(
             )
         )
 
+    # When every value the extractor reads in u_t is held by s_t, a tagger reading of yet
+    # another slot has no value left to point at: it is the same value read as a sibling slot
+    # ("flying to Seattle" read as origin_city too). Flags are the exception: the extractor
+    # never reads them ("where pets should be allowed"), so their readings stand.
+    accounted = bool(values) and all(holders)
     if tags is not None and record.user_acts is None:
         written = {k for k, (_, after) in record.state_diff().items() if after is not None}
         informable = set(intent.required) | set(intent.optional)  # the state tracks these
         for slot, p in sorted(tags.inform.items()):
+            if accounted and not _is_flag(service, slot):
+                continue
             if p >= TAG_FLOOR and slot not in written and slot in informable:
                 criteria.append(
                     Criterion(
@@ -220,3 +227,9 @@ def compile_turn(
         )
     )
     return criteria
+
+
+def _is_flag(service: ServiceSpec, slot: str) -> bool:
+    """Whether a slot takes True/False (said through its words, never as a value span)."""
+    spec = service.slots.get(slot)
+    return spec is not None and {v.lower() for v in spec.possible_values} == {"true", "false"}

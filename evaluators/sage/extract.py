@@ -133,7 +133,8 @@ def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
     date_slots = tuple(s for s in service.slots if "date" in s)
     for m in re.finditer(
         r"\b(?:(?:half|quarter) (?:past|to) \d{1,2}|\d{1,2}(?::\d{2})? ?(?:am|pm|a\.m\.|p\.m\.)"
-        r"|\d{1,2}:\d{2}|noon)(?: in the (?:morning|evening|afternoon)| at night)?",
+        r"|\d{1,2}:\d{2}|noon|\d{1,2}(?: o'clock)?(?= in the (?:morning|evening|afternoon)"
+        r"| at night))(?: in the (?:morning|evening|afternoon)| at night)?",
         text,
         re.IGNORECASE,
     ):
@@ -155,9 +156,10 @@ def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
         re.IGNORECASE,
     ):
         count_slots = tuple(
-            s
-            for s in service.slots
-            if re.search(r"number|count|seats|people|group|passengers|tickets|rooms|size", s)
+            name
+            for name, slot in service.slots.items()
+            if re.search(r"number|count|seats|people|group|passengers|tickets|rooms|size", name)
+            or (slot.possible_values and all(v.isdigit() for v in slot.possible_values))
         )
         if count_slots:
             found.append(UserValue(m.group(1), "count", 0.7, count_slots))

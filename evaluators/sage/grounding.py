@@ -36,6 +36,9 @@ class Gate:
     """Decision rule on a score: fires when ``score < theta`` (``low_fires``) or above it.
 
     Abstains when ``|score - theta| < delta``; the margin is that distance scaled to [0, 1].
+    A score exactly at ``theta`` does not fire and is decided: calibration puts ``theta`` on
+    an observed score (often a lexical rule's fixed value, such as a flag said as it is
+    stored) and counts that score as not firing (`calibration.fit_gate`).
     """
 
     theta: float
@@ -45,6 +48,8 @@ class Gate:
     def decide(self, score: float) -> tuple[bool | None, float]:
         distance = score - self.theta
         margin = min(1.0, abs(distance) / max(self.theta, 1.0 - self.theta, 1e-6))
+        if distance == 0:
+            return False, margin
         if abs(distance) < self.delta:
             return None, margin
         return (distance < 0) == self.low_fires, margin
@@ -59,16 +64,16 @@ DEFAULT_ENCODER = "minilm-static"
 GATES: dict[str, dict[str, Gate]] = {
     "minilm-static": {
         "UV": Gate(theta=0.9, delta=0.02, low_fires=True),
-        "IUV": Gate(theta=0.118, delta=0.05, low_fires=True),
+        "IUV": Gate(theta=0.118, delta=0.02, low_fires=True),
         "WNF": Gate(theta=0.051, delta=0.05, low_fires=False),
         "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
-        "IUV-tag": Gate(theta=0.612, delta=0.05, low_fires=False),
+        "IUV-tag": Gate(theta=0.558, delta=0.1, low_fires=False),
         "WNF-tag": Gate(theta=0.546, delta=0.05, low_fires=False),
         "PC-tag": Gate(theta=0.306, delta=0.02, low_fires=False),
     },
     "minilm": {
         "UV": Gate(theta=0.867, delta=0.02, low_fires=True),
-        "IUV": Gate(theta=0.354, delta=0.02, low_fires=True),
+        "IUV": Gate(theta=0.859, delta=0.02, low_fires=True),
         "WNF": Gate(theta=-0.112, delta=0.02, low_fires=False),
         "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
         "IUV-tag": Gate(theta=0.601, delta=0.02, low_fires=False),

@@ -181,9 +181,16 @@ def _iuv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
         return lambda _v: (0.0, f"none of {slots} is filled in s_t")
     lexical = [(value_similarity(value, v), s, v) for s, v in targets]
     req.need(value, *(v for _, v in targets))
+    kind = typed_key(value)
+
+    def same_kind(held: str) -> bool:  # two dates (or times) compare by what they mean
+        other = typed_key(held)
+        return bool(kind and other and kind[0] == other[0])
 
     def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:
-        scored = [(max(lx, _cos(vectors, value, v)), s, v) for lx, s, v in lexical]
+        scored = [
+            (lx if same_kind(v) else max(lx, _cos(vectors, value, v)), s, v) for lx, s, v in lexical
+        ]
         score, slot, held = max(scored)
         return score, f"closest state value {slot}={held!r}"
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from evaluators.sage import DialogueAct, compile_turn
+from evaluators.sage import DialogueAct, WorkflowSpec, compile_turn
+from evaluators.sage.extract import extract_user_values
 from tests.evaluators.sage.conftest import turn
 
 
@@ -57,3 +58,30 @@ def test_extraction_floor(spec):
     assert len([c for c in compile_turn(spec, record) if c.failure_class == "IUV"]) == 1
     floor_high = compile_turn(spec, record, extraction_floor=0.7)
     assert [c for c in floor_high if c.failure_class == "IUV"] == []
+
+
+def test_extraction_reads_spoken_times_and_numeric_slots(spec):
+    service = spec.service("Restaurants_9")
+    found = {v.span: v for v in extract_user_values("At 2 in the afternoon, 3 seats.", service)}
+    # an hour with a part of the day is a time, without am/pm
+    assert found["2 in the afternoon"].kind == "time"
+    assert "party_size" in found["3"].slots
+    # a slot whose values are all numbers takes counts, whatever its name
+    buses = WorkflowSpec.from_sgd_schema(
+        [
+            {
+                "service_name": "Buses_9",
+                "slots": [
+                    {
+                        "name": "travelers",
+                        "description": "Number of travelers",
+                        "is_categorical": True,
+                        "possible_values": ["1", "2", "3"],
+                    }
+                ],
+                "intents": [],
+            }
+        ]
+    ).service("Buses_9")
+    (count,) = extract_user_values("I just need 1 ticket.", buses)
+    assert count.span == "1" and count.slots == ("travelers",)

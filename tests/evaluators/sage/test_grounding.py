@@ -21,6 +21,11 @@ def test_gate():
     assert gate.decide(0.62)[0] is None
     # a high-fires gate flips the direction
     assert Gate(theta=0.5, delta=0.0, low_fires=False).decide(0.8)[0] is True
+    # a score exactly at theta (a lexical rule's fixed value calibration put theta on) is
+    # decided as calibration counted it, not firing, in either direction
+    assert gate.decide(0.6)[0] is False
+    assert Gate(theta=0.9, delta=0.02, low_fires=False).decide(0.9)[0] is False
+    assert Gate(theta=0.9, delta=0.02, low_fires=False).decide(0.91)[0] is None
 
 
 def items_for(spec, record, failure_class):
@@ -88,6 +93,20 @@ def test_a_state_value_holds_one_user_value(spec):
         if c.args["value"] == "San Jose"
     ]
     assert score == 0.0 and "is filled" in note
+
+
+def test_typed_values_compare_by_meaning(spec):
+    """A date the user gives is held by a state date only when they are the same day: the
+    embedding of two dates ("the 7th of March", "today") never stands in for that."""
+    verifier = OfflineGroundingVerifier(encoder=HashEncoder())
+    record = turn(
+        user="Make it the 7th of March.", state_before={}, state_after={"time": "today"}
+    ).without_acts()
+    iuv = items_for(spec, record, "IUV")
+    (score, note), *_ = verifier.scores(iuv)
+    assert iuv[0][0].args["value"].endswith("7th of March") and score == 0.0
+    held = record.model_copy(update={"state_after": {"time": "March 7th"}})
+    assert verifier.scores(items_for(spec, held, "IUV"))[0][0] == 1.0
 
 
 @pytest.fixture

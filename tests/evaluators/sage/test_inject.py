@@ -9,6 +9,7 @@ import pytest
 from evaluators.sage import WorkflowSpec
 from evaluators.sage.calibration import criterion_is_positive, fit_gate
 from evaluators.sage.compiler import compile_turn
+from evaluators.sage.grounding import Gate
 from evaluators.sage.inject import build_slice, partition
 from evaluators.sage.normalize import span_support
 from evaluators.sage.sgd import dialogue_turns, load_dialogues
@@ -95,3 +96,8 @@ def test_calibration_labels_and_fit(dev):
     # threshold at the best-F1 cut, smallest band that does not lose accuracy
     gate = fit_gate([0.1, 0.2, 0.3, 0.8, 0.9], [True, True, True, False, False], True)
     assert gate.theta == 0.8 and gate.delta == 0.02 and gate.low_fires is True
+    # an atom of scores at theta is decided (not firing), and never counts as abstained
+    atoms = fit_gate(
+        [0.1, 0.2, 0.9, 0.9, 0.9, 0.95], [True, True, False, False, False, False], True
+    )
+    assert atoms.theta == 0.9 and Gate(atoms.theta, atoms.delta).decide(0.9)[0] is False

@@ -18,7 +18,7 @@ from evaluators.sage.tagger import (
     featurize,
     train_tagger,
 )
-from tests.evaluators.sage.conftest import HashEncoder, turn
+from tests.evaluators.sage.conftest import SCHEMA, HashEncoder, turn
 
 CITIES = ["Oakland", "Fresno", "Berkeley", "Dublin", "Napa", "Concord", "Salinas", "Vallejo"]
 TIMES = ["7 pm", "6:30 pm", "noon", "8 am", "5:15 pm", "9 pm"]
@@ -156,6 +156,45 @@ def test_compiler_uses_tags_on_turns_without_acts(spec):
     # with acts the tags are ignored
     with_acts = {c.criterion_id for c in compile_turn(spec, turn(), tags=tags)}
     assert not any(":tag:" in c for c in with_acts)
+
+
+def test_tagger_reading_of_a_value_the_state_holds(spec):
+    """Every value u_t carries is held by s_t: a tagger reading of another slot is the same
+    value read as a sibling slot, so it raises nothing; a flag reading still does."""
+    record = turn(
+        user="Make it 7 pm.",
+        state_before={"restaurant_name": "Sino", "city": "San Jose"},
+        state_after={"restaurant_name": "Sino", "city": "San Jose", "time": "7 pm"},
+    ).without_acts()
+    tags = TurnTags(inform={"time": 0.9, "party_size": 0.8})
+    assert "IUV:tag:party_size" not in {
+        c.criterion_id for c in compile_turn(spec, record, tags=tags)
+    }
+    # the same reading stands when u_t has a value s_t does not hold ("at 8 pm" dropped)
+    dropped = record.model_copy(update={"user": "Make it 7 pm, or 8 pm."})
+    assert "IUV:tag:party_size" in {c.criterion_id for c in compile_turn(spec, dropped, tags=tags)}
+    flags = WorkflowSpec.from_sgd_schema(
+        [
+            {
+                "service_name": "Restaurants_9",
+                "slots": [
+                    *SCHEMA[0]["slots"],
+                    {
+                        "name": "has_live_music",
+                        "description": "Whether there is live music",
+                        "is_categorical": True,
+                        "possible_values": ["True", "False"],
+                    },
+                ],
+                "intents": [
+                    {**SCHEMA[0]["intents"][1], "optional_slots": {"has_live_music": "False"}}
+                ],
+            }
+        ]
+    )
+    tags = TurnTags(inform={"has_live_music": 0.9})
+    criteria = {c.criterion_id for c in compile_turn(flags, record, tags=tags)}
+    assert "IUV:tag:has_live_music" in criteria  # the extractor never reads a flag
 
 
 def test_restated_value_is_not_ignored(spec):
