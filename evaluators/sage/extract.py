@@ -1,7 +1,8 @@
 """Text-only extraction used by the compiler when a turn carries no dialogue acts.
 
 * ``extract_user_values``: candidate slot values the user supplies in ``u_t`` (categorical
-  values of the service, times, dates, counts, quoted and capitalised names), each with an
+  values of the service, times, dates, counts, "any will do" statements, quoted and
+  capitalised names), each with an
   extraction confidence; the compiler keeps those at or above the confidence floor (0.5).
 * ``request_sentences``: sentences of ``a_t`` that ask the user for a field (questions with a
   wh-word or a preference phrase); which slot they ask for is decided later, in S2.
@@ -110,6 +111,20 @@ _INFO_QUESTION = re.compile(
 )
 
 
+_NOT_A_CHOICE = (  # "any" that asks or refuses, not "any of them will do"
+    r"chance|other|others|more|further|additional|else|kind|information|info|details?|help|"
+    r"assistance|questions?|problem|way|time|thing|one|body|in|have"
+)
+_DONTCARE = re.compile(
+    r"\b(?:do(?:n't| not) care|do(?:n't| not) mind (?:which|what|the|about)|doesn't matter|"
+    r"does not matter|no preference|not particular|not picky|easy on|whatever|"
+    r"(?<!n't )(?<!not )(?<!no )(?<!if )(?<!there )(?<!see )(?<!want )(?<!have )"
+    rf"any (?:of (?:my|his|her|their|the|them)\b|(?!(?:{_NOT_A_CHOICE})\b)[a-z]+))",
+    re.IGNORECASE,
+)
+"""A statement that any value will do (SGD's ``dontcare``): "happy with any model"."""
+
+
 @dataclass(frozen=True)
 class UserValue:
     """A value the user appears to supply, with the slots it may fill."""
@@ -163,6 +178,9 @@ def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
         )
         if count_slots:
             found.append(UserValue(m.group(1), "count", 0.7, count_slots))
+    for sentence in split_sentences(text, newlines=False):
+        if not sentence.rstrip().endswith("?") and _DONTCARE.search(sentence):
+            found.append(UserValue("dontcare", "dontcare", 0.6))  # any slot of s_t may hold it
     for m in re.finditer(r"\"([^\"]{2,40})\"", text):
         found.append(UserValue(m.group(1), "quoted", 0.7))
     for sentence in split_sentences(text, newlines=False):

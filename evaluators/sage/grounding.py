@@ -76,7 +76,7 @@ GATES: dict[str, dict[str, Gate]] = {
         "IUV": Gate(theta=0.859, delta=0.02, low_fires=True),
         "WNF": Gate(theta=-0.112, delta=0.02, low_fires=False),
         "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
-        "IUV-tag": Gate(theta=0.601, delta=0.02, low_fires=False),
+        "IUV-tag": Gate(theta=0.601, delta=0.08, low_fires=False),
         "WNF-tag": Gate(theta=0.505, delta=0.02, low_fires=False),
         "PC-tag": Gate(theta=0.409, delta=0.02, low_fires=False),
     },

@@ -183,14 +183,18 @@ def _iuv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
     req.need(value, *(v for _, v in targets))
     kind = typed_key(value)
 
-    def same_kind(held: str) -> bool:  # two dates (or times) compare by what they mean
+    def held_by(lx: float, held: str, vectors: dict[str, np.ndarray]) -> float:
+        """Two dates (or times) compare by what they mean; "dontcare" and a flag are held
+        only by themselves, never by a value that looks or embeds alike."""
         other = typed_key(held)
-        return bool(kind and other and kind[0] == other[0])
+        if kind and other and kind[0] == other[0]:
+            return lx
+        if kind and kind[0] in ("dontcare", "bool"):
+            return 0.0
+        return max(lx, _cos(vectors, value, held))
 
     def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:
-        scored = [
-            (lx if same_kind(v) else max(lx, _cos(vectors, value, v)), s, v) for lx, s, v in lexical
-        ]
+        scored = [(held_by(lx, v, vectors), s, v) for lx, s, v in lexical]
         score, slot, held = max(scored)
         return score, f"closest state value {slot}={held!r}"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evaluators.sage import DialogueAct, WorkflowSpec, compile_turn
 from evaluators.sage.extract import extract_user_values
 from tests.evaluators.sage.conftest import turn
@@ -85,3 +87,19 @@ def test_extraction_reads_spoken_times_and_numeric_slots(spec):
     ).service("Buses_9")
     (count,) = extract_user_values("I just need 1 ticket.", buses)
     assert count.span == "1" and count.slots == ("travelers",)
+
+
+@pytest.mark.parametrize(
+    ("text", "reads"),
+    [
+        ("Happy with any model, from Las Vegas.", True),
+        ("I don't care which airline.", True),
+        ("Any of my accounts works.", True),
+        ("Are there any other options?", False),  # a question asks, it does not choose
+        ("I don't want any subtitles.", False),  # refusing is not "any will do"
+        ("Anything else I should know. By any chance is it cheap.", False),
+    ],
+)
+def test_extraction_reads_any_will_do(spec, text, reads):
+    values = extract_user_values(text, spec.service("Restaurants_9"))
+    assert any(v.kind == "dontcare" and v.span == "dontcare" for v in values) is reads

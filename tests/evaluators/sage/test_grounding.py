@@ -7,6 +7,7 @@ import math
 import pytest
 
 from evaluators.sage import Gate, NLIGroundingVerifier, OfflineGroundingVerifier, compile_turn
+from evaluators.sage.symbolic import s1_decide
 from tests.evaluators.sage.conftest import HashEncoder, turn
 
 
@@ -107,6 +108,14 @@ def test_typed_values_compare_by_meaning(spec):
     assert iuv[0][0].args["value"].endswith("7th of March") and score == 0.0
     held = record.model_copy(update={"state_after": {"time": "March 7th"}})
     assert verifier.scores(items_for(spec, held, "IUV"))[0][0] == 1.0
+    # "any will do" is held by a dontcare only, not by whatever value looks most like it
+    anyone = turn(
+        user="Any price works.", state_before={}, state_after={"city": "San Jose"}
+    ).without_acts()
+    (dontcare,) = [i for i in items_for(spec, anyone, "IUV") if i[0].args["value"] == "dontcare"]
+    assert verifier.scores([dontcare])[0][0] == 0.0
+    held = anyone.model_copy(update={"state_after": {"price_range": "dontcare"}})
+    assert s1_decide(items_for(spec, held, "IUV")[0][0], held)[0] is False
 
 
 @pytest.fixture
