@@ -80,6 +80,7 @@ _WH = re.compile(
     r"tell me|let me know|please (?:provide|specify|give))\b",
     re.IGNORECASE,
 )
+_HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 _NEED = re.compile(  # requests without a question word: "I'll also need the ...", "And the ...?"
     r"^\s*(?:and (?:the|your|a)\b.*\?\s*$|(?:i'll|i will|i'd|i would) (?:also |still )?"
     r"(?:need|require)\b|(?:could|can|may) i (?:also )?(?:have|get|ask)\b|(?:could|can) you "
@@ -148,8 +149,9 @@ def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
     date_slots = tuple(s for s in service.slots if "date" in s)
     for m in re.finditer(
         r"\b(?:(?:half|quarter) (?:past|to) \d{1,2}|\d{1,2}(?::\d{2})? ?(?:am|pm|a\.m\.|p\.m\.)"
-        r"|\d{1,2}:\d{2}|noon|\d{1,2}(?: o'clock)?(?= in the (?:morning|evening|afternoon)"
-        r"| at night))(?: in the (?:morning|evening|afternoon)| at night)?",
+        rf"|\d{{1,2}}:\d{{2}}|noon|(?:\d{{1,2}}|{_HOURS})(?: o'clock)?"
+        r"(?= in the (?:morning|evening|afternoon)| at night))"
+        r"(?: in the (?:morning|evening|afternoon)| at night)?",
         text,
         re.IGNORECASE,
     ):
@@ -165,19 +167,22 @@ def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
     ):
         if parse_date(m.group(0)) and date_slots:
             found.append(UserValue(m.group(0), "date", 0.8, date_slots))
+    count_slots = tuple(
+        name
+        for name, slot in service.slots.items()
+        if re.search(r"^number_|passengers|travelers|riders|size|seats|tickets|rooms|adults", name)
+        or (slot.possible_values and all(v.isdigit() for v in slot.possible_values))
+    )
     for m in re.finditer(
         rf"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten) ({_COUNT_NOUNS})\b",
         text,
         re.IGNORECASE,
     ):
-        count_slots = tuple(
-            name
-            for name, slot in service.slots.items()
-            if re.search(r"number|count|seats|people|group|passengers|tickets|rooms|size", name)
-            or (slot.possible_values and all(v.isdigit() for v in slot.possible_values))
-        )
+        # the noun picks the slot when one is named for it: "three baths" → number_of_baths
+        noun = m.group(2).lower()[:4]
+        named = tuple(s for s in count_slots if any(w.startswith(noun) for w in s.split("_")))
         if count_slots:
-            found.append(UserValue(m.group(1), "count", 0.7, count_slots))
+            found.append(UserValue(m.group(1), "count", 0.7, named or count_slots))
     for sentence in split_sentences(text, newlines=False):
         if not sentence.rstrip().endswith("?") and _DONTCARE.search(sentence):
             found.append(UserValue("dontcare", "dontcare", 0.6))  # any slot of s_t may hold it
@@ -207,7 +212,11 @@ def _dedupe(values: list[UserValue]) -> list[UserValue]:
     kept: list[UserValue] = []
     for value in sorted(values, key=lambda v: (-v.confidence, -len(v.span))):
         nv = normalize_text(value.span)
-        if any(nv in normalize_text(k.span) or normalize_text(k.span) in nv for k in kept):
+        if any(
+            (nv in normalize_text(k.span) or normalize_text(k.span) in nv)
+            and not (value.kind == k.kind == "count" and value.slots != k.slots)  # 1 star, 1 room
+            for k in kept
+        ):
             continue
         kept.append(value)
     return kept

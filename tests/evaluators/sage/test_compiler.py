@@ -67,6 +67,8 @@ def test_extraction_reads_spoken_times_and_numeric_slots(spec):
     found = {v.span: v for v in extract_user_values("At 2 in the afternoon, 3 seats.", service)}
     # an hour with a part of the day is a time, without am/pm
     assert found["2 in the afternoon"].kind == "time"
+    (eleven,) = extract_user_values("Near eleven in the morning.", service)
+    assert eleven.span == "eleven in the morning" and eleven.slots == ("time",)
     assert "party_size" in found["3"].slots
     # a slot whose values are all numbers takes counts, whatever its name
     buses = WorkflowSpec.from_sgd_schema(
@@ -103,3 +105,33 @@ def test_extraction_reads_spoken_times_and_numeric_slots(spec):
 def test_extraction_reads_any_will_do(spec, text, reads):
     values = extract_user_values(text, spec.service("Restaurants_9"))
     assert any(v.kind == "dontcare" and v.span == "dontcare" for v in values) is reads
+
+
+def test_count_noun_picks_the_slot():
+    def slot(name):
+        return {
+            "name": name,
+            "description": name,
+            "is_categorical": True,
+            "possible_values": ["1", "2", "3"],
+        }
+
+    hotels = WorkflowSpec.from_sgd_schema(
+        [
+            {
+                "service_name": "Hotels_9",
+                "slots": [slot("star_rating"), slot("number_of_rooms"), slot("number_of_beds")],
+                "intents": [],
+            }
+        ]
+    ).service("Hotels_9")
+    values = extract_user_values("A 1 star hotel for 1 room, at eleven in the morning.", hotels)
+    # two "1"s, each for the slot its noun names: neither hides the other
+    assert sorted((v.span, v.slots) for v in values if v.kind == "count") == [
+        ("1", ("number_of_rooms",)),
+        ("1", ("star_rating",)),
+    ]
+    assert "eleven in the morning" not in {v.span for v in values}  # no time slot here
+    # a count whose noun names no slot may fill any count slot
+    (people,) = extract_user_values("We are 2 people.", hotels)
+    assert people.slots == ("star_rating", "number_of_rooms", "number_of_beds")
