@@ -24,7 +24,7 @@ from evaluators.sage.extract import claims_success, extract_user_values, request
 from evaluators.sage.normalize import value_similarity
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.symbolic import EXACT
-from evaluators.sage.tagger import TurnTags
+from evaluators.sage.tagger import TurnTags, previous_agent
 from evaluators.sage.workflow import ServiceSpec, WorkflowSpec
 
 CONFIRM_ACTS = frozenset({"CONFIRM", "NOTIFY_SUCCESS"})
@@ -87,7 +87,7 @@ def compile_turn(
     else:
         values = [
             (v.slots[0] if len(v.slots) == 1 else "", v.span, v.confidence, v.slots)
-            for v in extract_user_values(record.user, service)
+            for v in extract_user_values(record.user, service, asked=previous_agent(record))
             if v.confidence >= extraction_floor
         ]
     # One state value holds one user value: a slot that holds another of the turn's values

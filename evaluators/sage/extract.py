@@ -136,8 +136,12 @@ class UserValue:
     slots: tuple[str, ...] = ()
 
 
-def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
-    """Candidate values in a user utterance, most specific first, without overlaps."""
+def extract_user_values(text: str, service: ServiceSpec, asked: str = "") -> list[UserValue]:
+    """Candidate values in a user utterance, most specific first, without overlaps.
+
+    ``asked`` is the agent turn before it: after "How many …?" a bare number ("I want four.")
+    is a count.
+    """
     found: list[UserValue] = []
     norm = f" {normalize_text(text)} "
     for slot in service.slots.values():
@@ -183,6 +187,9 @@ def extract_user_values(text: str, service: ServiceSpec) -> list[UserValue]:
         named = tuple(s for s in count_slots if any(w.startswith(noun) for w in s.split("_")))
         if count_slots:
             found.append(UserValue(m.group(1), "count", 0.7, named or count_slots))
+    if count_slots and re.search(r"\bhow many\b", asked, re.IGNORECASE):
+        for m in re.finditer(rf"\b(\d+|{_HOURS})\b", text, re.IGNORECASE):
+            found.append(UserValue(m.group(1), "count", 0.6, count_slots))
     for sentence in split_sentences(text, newlines=False):
         if not sentence.rstrip().endswith("?") and _DONTCARE.search(sentence):
             found.append(UserValue("dontcare", "dontcare", 0.6))  # any slot of s_t may hold it

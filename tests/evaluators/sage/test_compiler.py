@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.sage import DialogueAct, WorkflowSpec, compile_turn
+from evaluators.sage import DialogueAct, HistoryItem, WorkflowSpec, compile_turn
 from evaluators.sage.extract import extract_user_values
 from tests.evaluators.sage.conftest import turn
 
@@ -135,3 +135,19 @@ def test_count_noun_picks_the_slot():
     # a count whose noun names no slot may fill any count slot
     (people,) = extract_user_values("We are 2 people.", hotels)
     assert people.slots == ("star_rating", "number_of_rooms", "number_of_beds")
+
+
+def test_bare_number_answering_how_many(spec):
+    service = spec.service("Restaurants_9")
+    # after "How many …?" a bare number is a count; otherwise it is no value
+    (count,) = extract_user_values("I want four.", service, asked="How many people?")
+    assert count.span == "four" and count.slots == ("party_size",)
+    assert extract_user_values("I want four.", service) == []
+    record = turn(
+        user="Just three will do.",
+        history=[HistoryItem(speaker="agent", text="How many people will be there?")],
+        state_after={"restaurant_name": "Sino"},
+    ).without_acts()
+    assert [c.args["value"] for c in compile_turn(spec, record) if c.failure_class == "IUV"] == [
+        "three"
+    ]
