@@ -73,17 +73,17 @@ def fit_gate(
         f1 = 2 * tp / max(1, int(fires.sum()) + int(y.sum()))
         if f1 > best_f1:
             best_theta, best_f1 = float(theta), f1
-    fires = (s < best_theta) if low_fires else (s > best_theta)
     best_delta, best_value = 0.0, -1.0
     for band in BANDS:
-        keep = (np.abs(s - best_theta) >= band) | (s == best_theta)  # as `Gate.decide`
+        decided = [Gate(best_theta, band, low_fires).decide(float(x))[0] for x in s]
+        keep = np.array([d is not None for d in decided])
+        fires = np.array([bool(d) for d in decided])
         if not keep.any():
             continue
         value = float((fires == y)[keep].mean()) - abstention_cost * float(1 - keep.mean())
         if value > best_value + 1e-9:
             best_delta, best_value = band, value
-    delta = best_delta
-    return Gate(theta=round(best_theta, 3), delta=delta, low_fires=low_fires)
+    return Gate(theta=round(best_theta, 3), delta=best_delta, low_fires=low_fires)
 
 
 def calibrate(

@@ -25,7 +25,7 @@ from evaluators.sage.normalize import value_similarity
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.symbolic import EXACT
 from evaluators.sage.tagger import TurnTags, previous_agent
-from evaluators.sage.workflow import ServiceSpec, WorkflowSpec
+from evaluators.sage.workflow import WorkflowSpec
 
 CONFIRM_ACTS = frozenset({"CONFIRM", "NOTIFY_SUCCESS"})
 EXTRACTION_FLOOR = 0.5
@@ -126,7 +126,7 @@ def compile_turn(
         written = {k for k, (_, after) in record.state_diff().items() if after is not None}
         informable = set(intent.required) | set(intent.optional)  # the state tracks these
         for slot, p in sorted(tags.inform.items()):
-            if accounted and not _is_flag(service, slot):
+            if accounted and not (slot in service.slots and service.slots[slot].is_flag):
                 continue
             if p >= TAG_FLOOR and slot not in written and slot in informable:
                 criteria.append(
@@ -227,9 +227,3 @@ def compile_turn(
         )
     )
     return criteria
-
-
-def _is_flag(service: ServiceSpec, slot: str) -> bool:
-    """Whether a slot takes True/False (said through its words, never as a value span)."""
-    spec = service.slots.get(slot)
-    return spec is not None and {v.lower() for v in spec.possible_values} == {"true", "false"}

@@ -2,8 +2,8 @@
 
 * ``extract_user_values``: candidate slot values the user supplies in ``u_t`` (categorical
   values of the service, times, dates, counts, "any will do" statements, quoted and
-  capitalised names), each with an
-  extraction confidence; the compiler keeps those at or above the confidence floor (0.5).
+  capitalised names), each with an extraction confidence; the compiler keeps those at or
+  above the confidence floor (0.5).
 * ``request_sentences``: sentences of ``a_t`` that ask the user for a field (questions with a
   wh-word or a preference phrase); which slot they ask for is decided later, in S2.
 * ``CONFIRMATION_CUES``: surface cues of a confirmation, used by the S2 confirmation check.
@@ -190,12 +190,13 @@ def extract_user_values(text: str, service: ServiceSpec, asked: str = "") -> lis
     if count_slots and re.search(r"\bhow many\b", asked, re.IGNORECASE):
         for m in re.finditer(rf"\b(\d+|{_HOURS})\b", text, re.IGNORECASE):
             found.append(UserValue(m.group(1), "count", 0.6, count_slots))
-    for sentence in split_sentences(text, newlines=False):
+    sentences = split_sentences(text, newlines=False)
+    for sentence in sentences:
         if not sentence.rstrip().endswith("?") and _DONTCARE.search(sentence):
             found.append(UserValue("dontcare", "dontcare", 0.6))  # any slot of s_t may hold it
     for m in re.finditer(r"\"([^\"]{2,40})\"", text):
         found.append(UserValue(m.group(1), "quoted", 0.7))
-    for sentence in split_sentences(text, newlines=False):
+    for sentence in sentences:
         if _INFO_QUESTION.match(sentence):  # asking about a result, not supplying a value
             continue
         words = sentence.split()

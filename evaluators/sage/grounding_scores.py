@@ -179,22 +179,26 @@ def _iuv(args: dict, record: TurnRecord, spec: WorkflowSpec, req: ScoreRequests)
     targets = [(s, state[s]) for s in slots if state.get(s) and s not in taken]
     if not targets:
         return lambda _v: (0.0, f"none of {slots} is filled in s_t")
-    lexical = [(value_similarity(value, v), s, v) for s, v in targets]
-    req.need(value, *(v for _, v in targets))
     kind = typed_key(value)
 
-    def held_by(lx: float, held: str, vectors: dict[str, np.ndarray]) -> float:
+    def typed(held: str) -> float | None:
         """Two dates (or times) compare by what they mean; "dontcare" and a flag are held
-        only by themselves, never by a value that looks or embeds alike."""
+        only by themselves, never by a value that looks or embeds alike (None: embed)."""
         other = typed_key(held)
         if kind and other and kind[0] == other[0]:
-            return lx
-        if kind and kind[0] in ("dontcare", "bool"):
-            return 0.0
-        return max(lx, _cos(vectors, value, held))
+            return value_similarity(value, held)
+        return 0.0 if kind and kind[0] in ("dontcare", "bool") else None
+
+    fixed = [(typed(v), value_similarity(value, v), s, v) for s, v in targets]
+    embedded = [v for score, _, _, v in fixed if score is None]
+    if embedded:
+        req.need(value, *embedded)
 
     def finish(vectors: dict[str, np.ndarray]) -> tuple[float, str]:
-        scored = [(held_by(lx, v, vectors), s, v) for lx, s, v in lexical]
+        scored = [
+            (score if score is not None else max(lx, _cos(vectors, value, v)), s, v)
+            for score, lx, s, v in fixed
+        ]
         score, slot, held = max(scored)
         return score, f"closest state value {slot}={held!r}"
 

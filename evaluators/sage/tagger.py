@@ -174,7 +174,6 @@ def featurize(records: list[TurnRecord], spec: WorkflowSpec, encode: Encode) -> 
         for slot in service.slots:
             s = vec(slot_prompt(service, slot))
             spec_slot = service.slots[slot]
-            boolean = set(map(str.lower, spec_slot.possible_values)) == {"true", "false"}
             inform.append(
                 np.concatenate(
                     [
@@ -189,7 +188,7 @@ def featurize(records: list[TurnRecord], spec: WorkflowSpec, encode: Encode) -> 
                             extracted.get(slot, 0.0),
                             names,
                             float(spec_slot.is_categorical),
-                            float(boolean),
+                            float(spec_slot.is_flag),
                         ],
                     ]
                 )

@@ -44,6 +44,11 @@ class SlotSpec:
     is_categorical: bool = False
     possible_values: tuple[str, ...] = ()
 
+    @property
+    def is_flag(self) -> bool:
+        """Whether the slot takes True/False (said through its words, never as a value span)."""
+        return {v.lower() for v in self.possible_values} == {"true", "false"}
+
 
 @dataclass(frozen=True)
 class IntentSpec:
