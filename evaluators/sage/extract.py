@@ -2,13 +2,14 @@
 
 * ``extract_user_values``: candidate slot values the user supplies in ``u_t`` (categorical
   values of the service, times, dates, counts, "any will do" statements, quoted and
-  capitalised names), each with an extraction confidence; the compiler keeps those at or
-  above the confidence floor (0.5).
+  capitalised names, values known from SGD train in any case), each with an extraction
+  confidence; the compiler keeps those at or above the confidence floor (0.5).
 * ``request_sentences``: sentences of ``a_t`` that ask the user for a field (questions with a
   wh-word or a preference phrase); which slot they ask for is decided later, in S2.
 * ``CONFIRMATION_CUES``: surface cues of a confirmation, used by the S2 confirmation check.
 
-All of this is deterministic pattern matching: no model is involved here.
+All of this is deterministic pattern matching (and a lexicon lookup, `evaluators.sage.lexicon`):
+no model is involved here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evaluators.sage.lexicon import Lexicon, bundled_lexicon
 from evaluators.sage.normalize import normalize_text, parse_date, parse_time
 from evaluators.sage.workflow import ServiceSpec
 from mads_bench.text import split_sentences
@@ -136,12 +138,16 @@ class UserValue:
     slots: tuple[str, ...] = ()
 
 
-def extract_user_values(text: str, service: ServiceSpec, asked: str = "") -> list[UserValue]:
+def extract_user_values(
+    text: str, service: ServiceSpec, asked: str = "", lexicon: Lexicon | None = None
+) -> list[UserValue]:
     """Candidate values in a user utterance, most specific first, without overlaps.
 
     ``asked`` is the agent turn before it: after "How many …?" a bare number ("I want four.")
-    is a count.
+    is a count. ``lexicon`` holds the values known from SGD train, read in any case (default:
+    the shipped one).
     """
+    lexicon = bundled_lexicon() if lexicon is None else lexicon
     found: list[UserValue] = []
     norm = f" {normalize_text(text)} "
     for slot in service.slots.values():
@@ -212,6 +218,10 @@ def extract_user_values(text: str, service: ServiceSpec, asked: str = "") -> lis
             at_start = words and sentence.startswith(span) and len(span.split()) == 1
             if not at_start:
                 found.append(UserValue(span, "name", 0.6))
+        for value in lexicon.find(normalize_text(sentence)):  # "it is sacramento"
+            slots = lexicon.slots_for(value, service.slots)
+            if slots:
+                found.append(UserValue(value, "known", 0.6, slots))
     return _dedupe(found)
 
 

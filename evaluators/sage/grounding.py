@@ -73,7 +73,7 @@ GATES: dict[str, dict[str, Gate]] = {
     },
     "minilm": {
         "UV": Gate(theta=0.867, delta=0.02, low_fires=True),
-        "IUV": Gate(theta=0.859, delta=0.02, low_fires=True),
+        "IUV": Gate(theta=0.229, delta=0.02, low_fires=True),
         "WNF": Gate(theta=-0.112, delta=0.02, low_fires=False),
         "PC": Gate(theta=0.407, delta=0.05, low_fires=False),
         "IUV-tag": Gate(theta=0.601, delta=0.1, low_fires=False),

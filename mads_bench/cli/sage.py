@@ -8,6 +8,7 @@
     mads-bench sage compare --labels L.jsonl --a V1.jsonl --b V2.jsonl
     mads-bench sage calibrate [--sgd DIR] [--n 300] [--seed 1] [--out G.json]
     mads-bench sage train-tagger --out W.safetensors [--sgd-train DIR] [--dialogues 12000]
+    mads-bench sage build-lexicon --out L.json [--sgd-train DIR]
     mads-bench sage sgdx [--sgd DIR] [--sgdx DIR] [--n 300] [--seed 0] [--acts] [--out R.json]
 
 ``--schema`` is an SGD ``schema.json`` or ``mads:<domain>`` (the domain's tool specs).
@@ -34,7 +35,8 @@ DEFAULT_SGD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "sage",
-        help="SAGE turn evaluation: bench, run, compare, calibrate, train-tagger, baseline, sgdx.",
+        help="SAGE turn evaluation: bench, run, compare, calibrate, train-tagger, build-lexicon, "
+        "baseline, sgdx.",
     )
     sub = parser.add_subparsers(dest="sage_command", metavar="ACTION", required=True)
 
@@ -124,6 +126,24 @@ def register(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--out", type=Path, required=True, help="Weights (.safetensors).")
     _encoder_flag(train)
     train.set_defaults(handler=run_train_tagger)
+
+    lexicon = sub.add_parser(
+        "build-lexicon",
+        help="Learn the values users say (read by the text-only extractor in any case) from SGD "
+        "train's slot spans.",
+    )
+    lexicon.add_argument("--sgd-train", type=Path, default=DEFAULT_SGD.parent / "train")
+    lexicon.add_argument(
+        "--min-dialogues", type=positive_int, default=2, help="Dialogues a value is said in (2)."
+    )
+    lexicon.add_argument(
+        "--min-precision",
+        type=unit_interval,
+        default=0.6,
+        help="Share of its occurrences in user turns that supply it as a value (0.6).",
+    )
+    lexicon.add_argument("--out", type=Path, required=True, help="Lexicon (.json).")
+    lexicon.set_defaults(handler=run_build_lexicon)
 
     sgdx = sub.add_parser("sgdx", help="SGD-X robustness: F1 per paraphrased schema variant.")
     sgdx.add_argument("--sgd", type=Path, default=DEFAULT_SGD, help="SGD split folder (dev).")
@@ -429,6 +449,17 @@ def run_train_tagger(args: argparse.Namespace) -> int:
     )
     tagger.save(args.out)
     print(f"wrote {args.out} ({tagger.metadata['pairs']} slot pairs, {len(records)} turns)")
+    return 0
+
+
+def run_build_lexicon(args: argparse.Namespace) -> int:
+    from evaluators.sage.lexicon import build_lexicon
+
+    spec, dialogues = _load_sgd(args.sgd_train)
+    check_outputs({"--sgd-train": args.sgd_train}, {"--out": args.out})
+    lexicon = build_lexicon(dialogues, spec, args.min_dialogues, args.min_precision)
+    lexicon.save(args.out)
+    print(f"wrote {args.out} ({len(lexicon.values)} values from {len(dialogues)} dialogues)")
     return 0
 
 
