@@ -110,7 +110,9 @@ CONFIRMATION_CUES = (
 
 
 _INFO_QUESTION = re.compile(
-    r"\s*(?:what|what's|is|are|does|do|how|when|where|which|who|may i|by the way)\b", re.IGNORECASE
+    r"\s*(?:what(?! about)|what's|is|are|does|do|how(?! about)|when|where|which|who|may i|"
+    r"by the way)\b",  # "What about in Union City?" offers a value
+    re.IGNORECASE,
 )
 
 

@@ -151,3 +151,13 @@ def test_bare_number_answering_how_many(spec):
     assert [c.args["value"] for c in compile_turn(spec, record) if c.failure_class == "IUV"] == [
         "three"
     ]
+
+
+def test_what_about_offers_a_value(spec):
+    service = spec.service("Restaurants_9")
+    # "What about …?" / "How about …?" offer a value; other questions ask about one
+    assert [v.span for v in extract_user_values("What about in Union City?", service)] == [
+        "Union City"
+    ]
+    assert [v.span for v in extract_user_values("How about Sino instead?", service)] == ["Sino"]
+    assert extract_user_values("What is the phone number of Sino?", service) == []
