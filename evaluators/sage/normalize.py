@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from mads_bench.text import normalise
 
@@ -62,6 +63,7 @@ _TRUTHY = {"true", "yes"}
 _FALSY = {"false", "no"}
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and S2 asks again for the same windows
 def normalize_text(text: str) -> str:
     """SAGE's normal form of a value or utterance: `mads_bench.text.normalise` set to lower
     case (``str.lower``), underscores kept, the marks values are written with kept, number
@@ -88,6 +90,7 @@ def parse_number(text: str) -> int | None:
     return int(norm) if norm.isdigit() else None
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and S2 asks again for the same windows
 def parse_time(text: str) -> str | None:
     """Canonical ``HH:MM`` (24 h) for a time expression, else None."""
     t = normalize_text(text).replace(".", " ")
@@ -115,6 +118,7 @@ def parse_time(text: str) -> str | None:
     return f"{hour:02d}:{minutes:02d}"
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and S2 asks again for the same windows
 def parse_date(text: str) -> str | None:
     """A canonical key for a date expression (relative day, weekday, month-day, ISO), else None."""
     t = normalize_text(text)
@@ -149,6 +153,7 @@ def _same_date(a: str, b: str) -> bool:
     return (a.startswith("d:") or b.startswith("d:")) and days[0] == days[1]
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and S2 asks again for the same windows
 def typed_key(text: str) -> tuple[str, str] | None:
     """``(type, canonical)`` for a time, date, dontcare or boolean value, else None."""
     norm = normalize_text(text)
