@@ -16,8 +16,11 @@ It reads only each turn's speaker and utterance. Per turn:
    completed, since their results were delivered.
 
 Defaults follow Table 19: top-k 5, tau 0.40, IndexFlatIP over normalised MiniLM, audit
-every turn. `track(turns)` runs a whole dialogue (offline); `step(speaker, utterance)` is the
-online mode and returns the goal table after the turn.
+every turn, all MiniLM (`MemoryTracker()`). `MemoryTracker.for_encoders()` (what `atod track`
+runs) keeps the goal memory over the static word-piece encoder and reads only the intent of
+request clauses with MiniLM: the same algorithm at a seventh of the encoder time.
+`track(turns)` runs a whole dialogue (offline); `step(speaker, utterance)` is the online mode
+and returns the goal table after the turn.
 
 Example:
     >>> tracker = MemoryTracker()  # doctest: +SKIP
@@ -47,6 +50,30 @@ from evaluators.atod.matching import Embedder, minilm_embedder
 from evaluators.atod.memory import GoalStore, TrackedGoal
 from simulation.backends.judge import JudgeBackend
 
+DEFAULT_ENCODERS = ("minilm-static", "minilm")
+"""(memory, intent) encoders of the offline default: the goal memory over the static word-piece
+encoder, the intent of request clauses read by MiniLM."""
+SETTINGS: dict[tuple[str, str], dict[str, float]] = {
+    ("minilm", "minilm"): {
+        "threshold": 0.40,
+        "intent_threshold": 0.35,
+        "unnamed_intent_threshold": 0.50,
+    },
+    ("minilm-static", "minilm"): {
+        "threshold": 0.40,
+        "intent_threshold": 0.35,
+        "unnamed_intent_threshold": 0.70,
+    },
+    ("minilm-static", "minilm-static"): {
+        "threshold": 0.50,
+        "intent_threshold": 0.45,
+        "unnamed_intent_threshold": 0.70,
+    },
+}
+"""Thresholds per (memory, intent) encoder pair: cosines differ in scale between encoders.
+All-MiniLM follows Table 19 (tuned on the sample); the others are what `atod cv` picks on
+`atod_dev` in most folds."""
+
 
 @dataclass
 class TrackerState:
@@ -61,7 +88,11 @@ class MemoryTracker:
     """Symbolic + vector memory goal tracker with a zero-LLM default.
 
     Args:
-        embedder (`Embedder`, *optional*): Texts -> normalised vectors (MiniLM when None).
+        embedder (`Embedder`, *optional*): Texts -> normalised vectors (MiniLM when None): the
+            goal memory's vectors (existence match, attribution of follow-up clauses).
+        intent_embedder (`Embedder`, *optional*): Reads the intent of the user's request
+            clauses against the catalogue (``embedder`` when None). Only request clauses
+            (~1 in 9) reach it, so a slow accurate encoder costs little here.
         judge (`JudgeBackend`, *optional*): Used for existence checks, status and relations.
         catalog (`list[IntentEntry]`, *optional*): Intent catalogue (SGD when None).
         top_k (`int`): Neighbours retrieved per candidate (Table 19: 5).
@@ -73,6 +104,7 @@ class MemoryTracker:
         self,
         embedder: Embedder | None = None,
         judge: JudgeBackend | None = None,
+        intent_embedder: Embedder | None = None,
         catalog: list[IntentEntry] | None = None,
         top_k: int = 5,
         threshold: float = 0.40,
@@ -80,18 +112,39 @@ class MemoryTracker:
         unnamed_intent_threshold: float = 0.50,
     ) -> None:
         self.embed = embedder or minilm_embedder()
+        self.embed_intent = intent_embedder or self.embed
+        self._dim = self.embed(["goal"]).shape[1]
+        self._intent_vectors: dict[str, np.ndarray] = {}
         self.judge = judge
         self.catalog = catalog or load_intent_catalog()
         self.top_k, self.threshold, self.intent_threshold = top_k, threshold, intent_threshold
         self.unnamed_intent_threshold = unnamed_intent_threshold
         rows = [(i, text) for i, entry in enumerate(self.catalog) for text in entry.exemplars]
         self._exemplar_owner = np.array([i for i, _ in rows])
-        self._exemplars = self.embed([text for _, text in rows])
+        self._exemplars = self.embed_intent([text for _, text in rows])
         self.reset()
+
+    @classmethod
+    def for_encoders(
+        cls,
+        memory: str = DEFAULT_ENCODERS[0],
+        intent: str = DEFAULT_ENCODERS[1],
+        judge: JudgeBackend | None = None,
+        **overrides: float,
+    ) -> MemoryTracker:
+        """A tracker over named sentence encoders with their thresholds (`SETTINGS`).
+
+        Raises:
+            `ValueError`: For a pair without settings (the message lists the known ones).
+        """
+        settings = {**settings_for(memory, intent), **overrides}
+        memory_embedder = minilm_embedder(memory)
+        intent_embedder = memory_embedder if intent == memory else minilm_embedder(intent)
+        return cls(memory_embedder, judge, intent_embedder, **settings)
 
     def reset(self) -> None:
         """Forget the current dialogue."""
-        self.store = GoalStore(self._exemplars.shape[1])
+        self.store = GoalStore(self._dim)
         self.state = TrackerState(self.store.goals)
         self.turn = 0
 
@@ -109,6 +162,16 @@ class MemoryTracker:
         clauses = [_clauses(utterance) for _, utterance in turns]
         flat = [clause for turn in clauses for clause in turn]
         vectors = self._embed(flat)  # the whole dialogue's clauses in one encoder call
+        if self.embed_intent is not self.embed:
+            requests = [
+                clause
+                for (speaker, _), turn in zip(turns, clauses, strict=True)
+                if speaker.upper() == "USER"
+                for clause in turn
+                if cues.is_request(clause)
+            ]
+            if requests:
+                self._intent_vectors = dict(zip(requests, self.embed_intent(requests), strict=True))
         share = (time.perf_counter() - start) / max(1, len(turns))
         offset = 0
         for (speaker, utterance), turn in zip(turns, clauses, strict=True):
@@ -124,7 +187,7 @@ class MemoryTracker:
         return self._step(speaker, utterance, clauses, vectors, time.perf_counter() - start)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        return self.embed(texts) if texts else np.zeros((0, self.store.dim), np.float32)
+        return self.embed(texts) if texts else np.zeros((0, self._dim), np.float32)
 
     def _step(
         self,
@@ -158,8 +221,9 @@ class MemoryTracker:
     def _process_clause(self, clause: str, vector: np.ndarray, speaker: str) -> list[int]:
         named = domain_cues(clause)
         neighbours = self.store.search(vector, self.top_k, self.threshold)
-        intent = self._recognise(clause, vector, named) if speaker == "USER" else None
-        if intent is not None and cues.is_request(clause):
+        request = speaker == "USER" and cues.is_request(clause)
+        intent = self._recognise(clause, vector, named) if request else None
+        if intent is not None:
             match = self._existing(clause, intent, neighbours)
             if match is not None and cues.SWITCH.search(clause):
                 self.store.goals[match].set_status("abandoned", self.turn)
@@ -170,6 +234,10 @@ class MemoryTracker:
         return self._attribute(named, neighbours)
 
     def _recognise(self, clause: str, vector: np.ndarray, named: set[str]) -> IntentEntry | None:
+        if self.embed_intent is not self.embed:  # batched per dialogue by `track`
+            vector = self._intent_vectors.get(clause)
+            if vector is None:
+                vector = self.embed_intent([clause])[0]
         sims = self._exemplars @ vector
         best: dict[int, float] = {}
         for owner, sim in zip(self._exemplar_owner, sims, strict=True):
@@ -312,6 +380,14 @@ class MemoryTracker:
                 ],
             }
         )
+
+
+def settings_for(memory: str, intent: str) -> dict[str, float]:
+    """The thresholds of an encoder pair; ``ValueError`` lists the known pairs."""
+    if (memory, intent) not in SETTINGS:
+        known = ", ".join(f"{m}+{i}" for m, i in SETTINGS)
+        raise ValueError(f"no tracker settings for encoders {memory}+{intent}; known: {known}")
+    return dict(SETTINGS[memory, intent])
 
 
 def _clauses(utterance: str) -> list[str]:

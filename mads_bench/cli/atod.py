@@ -6,6 +6,7 @@ Examples::
         --out predictions.jsonl
     mads-bench atod score --pred predictions.jsonl \\
         --gold ../shared/data/atod_sample/medium_sample.json --mode strict --json
+    mads-bench atod cv --dialogues ../shared/data/atod_dev/medium_dev.json --folds 5
 
 `track` reads published dialogues or turns-only ones (`{dialogue_id, turns: [{speaker,
 utterance}]}`); failures are raised as `MadsBenchError`s, which `main` prints as one line.
@@ -90,9 +91,97 @@ def register(commands: argparse._SubParsersAction) -> None:
     track.add_argument(
         "--top-k", type=positive_int, default=5, help="Past turns retrieved by rag (default 5)."
     )
+    _encoder_flags(track)
     track.set_defaults(handler=run_track)
 
+    cv = sub.add_parser(
+        "cv",
+        help="K-fold cross-validation of the memory tracker's thresholds on gold dialogues "
+        "(strict and release figures of the held-out folds).",
+    )
+    cv.add_argument("--dialogues", type=Path, required=True, help="Gold ATOD dialogues.")
+    cv.add_argument("--folds", type=positive_int, default=5, help="Folds (5).")
+    cv.add_argument("--seed", type=int, default=0, help="Seed of the fold shuffle (0).")
+    cv.add_argument("--out", type=Path, help="Also write the held-out predictions (.jsonl).")
+    cv.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
+    _encoder_flags(cv)
+    cv.set_defaults(handler=run_cv)
+
     atod_generate.register(sub)
+
+
+def _encoder_flags(parser: argparse.ArgumentParser) -> None:
+    from evaluators.atod.tracker import DEFAULT_ENCODERS
+
+    parser.add_argument(
+        "--encoder",
+        default=DEFAULT_ENCODERS[0],
+        help=f"Encoder of the goal memory (default {DEFAULT_ENCODERS[0]}).",
+    )
+    parser.add_argument(
+        "--intent-encoder",
+        default=DEFAULT_ENCODERS[1],
+        help=f"Encoder that reads request clauses' intents (default {DEFAULT_ENCODERS[1]}).",
+    )
+
+
+def _check_encoders(args: argparse.Namespace) -> None:
+    from evaluators.atod.tracker import settings_for
+
+    try:
+        settings_for(args.encoder, args.intent_encoder)
+    except ValueError as err:
+        raise UsageError(f"--encoder/--intent-encoder: {err}") from None
+
+
+def run_cv(args: argparse.Namespace) -> int:
+    """Handler of `atod cv`; returns the exit status."""
+    from tqdm.auto import tqdm
+
+    from evaluators.atod.cross_validation import cross_validate
+    from evaluators.atod.report import render_markdown, render_side_by_side
+    from mads_bench.atod_data import write_dialogues
+
+    _check_encoders(args)
+    if args.out is not None:
+        check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
+    gold = _load("--dialogues", args.dialogues)
+    if len(gold) < max(2, args.folds):
+        raise UsageError(
+            f"--folds {args.folds}: needs at least 2 folds and a dialogue per fold "
+            f"({args.dialogues} has {len(gold)})"
+        )
+    result = cross_validate(
+        gold,
+        (args.encoder, args.intent_encoder),
+        folds=args.folds,
+        seed=args.seed,
+        progress=lambda it: tqdm(it, desc="grid settings", file=sys.stderr),
+    )
+    predictions = result.pop("predictions")
+    if args.out is not None:
+        write_dialogues(predictions, args.out)
+    if args.json:
+        print_json(args, result)
+        return 0
+    lines = [
+        f"## ATOD tracker, {args.folds}-fold cross-validation ({len(gold)} dialogues, "
+        f"encoders {args.encoder} + {args.intent_encoder}, seed {args.seed})",
+        "",
+        "| fold | dialogues | threshold | intent | unnamed intent | train objective |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for fold in result["folds"]:
+        s = fold["settings"]
+        lines.append(
+            f"| {fold['fold']} | {len(fold['dialogues'])} | {s['threshold']:.2f} | "
+            f"{s['intent_threshold']:.2f} | {s['unnamed_intent_threshold']:.2f} | "
+            f"{100 * fold['train_objective']:.2f} |"
+        )
+    print("\n".join(lines) + "\n\nHeld-out folds pooled:\n")
+    print(render_side_by_side(result["strict"], result["release"]), end="")
+    print("\n" + render_markdown(result["strict"]), end="")
+    return 0
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -178,6 +267,7 @@ def run_track(args: argparse.Namespace) -> int:
     from evaluators.atod.tracker import MemoryTracker
     from mads_bench.atod_data import TrackerInput, strip_gold, write_dialogues
 
+    _check_encoders(args)
     if args.method != "memory" and not args.judge:
         raise UsageError(f"--method {args.method} needs --judge SPEC")
     check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
@@ -188,7 +278,7 @@ def run_track(args: argparse.Namespace) -> int:
     out, start = [], time.perf_counter()
     turns = sum(len(d.turns) for d in dialogues)
     if args.method == "memory":
-        tracker = MemoryTracker(judge=judge)
+        tracker = MemoryTracker.for_encoders(args.encoder, args.intent_encoder, judge=judge)
         for dialogue in dialogues:
             out.append(prediction_dialogue(dialogue, tracker.track(strip_gold(dialogue))))
     else:

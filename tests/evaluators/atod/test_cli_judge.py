@@ -48,8 +48,10 @@ def test_memory_tracker_gets_the_judge(sample_path, tmp_path, monkeypatch):
     seen = []
 
     class Recording:
-        def __init__(self, judge=None):
+        @classmethod
+        def for_encoders(cls, memory, intent, judge=None):
             seen.append(judge)
+            return cls()
 
         def track(self, turns):
             record = {"turn_id": 1, "speaker": "USER", "utterance": turns[0][1]}

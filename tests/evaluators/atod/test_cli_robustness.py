@@ -75,8 +75,9 @@ def test_track_reads_only_speaker_and_utterance_in_turn_order(tmp_path, capsys, 
     seen = []
 
     class Recording:
-        def __init__(self, judge=None):
-            pass
+        @classmethod
+        def for_encoders(cls, memory, intent, judge=None):
+            return cls()
 
         def track(self, turns):
             seen.append(turns)

@@ -89,3 +89,33 @@ def test_judge_hook_is_used_for_status():
     # the system turn's clause went to the judge, whose verdict replaced the offline cue
     assert any("Let me check hotels in Paris." in p for p in judge.prompts)
     assert state.goals[0].status == "failed"
+
+
+def test_intent_encoder_reads_only_request_clauses(sample_path):
+    """With a separate intent encoder, only user request clauses (and the catalogue) reach it,
+    in one call per dialogue; the memory encoder embeds every clause."""
+    from evaluators.atod.matching import minilm_embedder
+
+    seen: list[list[str]] = []
+    minilm = minilm_embedder("minilm")
+
+    def intent(texts):
+        seen.append(list(texts))
+        return minilm(texts)
+
+    tracker = MemoryTracker(minilm_embedder("minilm-static"), intent_embedder=intent)
+    seen.clear()  # the catalogue's exemplars
+    dialogue = load_dialogues(sample_path)[0]
+    state = tracker.track(strip_gold(dialogue))
+    assert len(seen) == 1 and seen[0]
+    users = " ".join(t.utterance for t in dialogue.turns if t.speaker == "USER")
+    assert all(clause in users for clause in seen[0])
+    assert {(g.domain, g.intent) for g in state.goals} == {
+        ("Hotels", "BookHouse"),
+        ("Banks", "CheckBalance"),
+    }
+
+
+def test_for_encoders_names_the_known_pairs():
+    with pytest.raises(ValueError, match="minilm-static\\+minilm"):
+        MemoryTracker.for_encoders("bogus", "minilm")
