@@ -92,14 +92,16 @@ def _pct(part: int, whole: int) -> str:
 
 
 def render_card(
-    configs: dict[str, DatasetDict], report: BuildReport, license_id: str = "apache-2.0"
+    configs: dict[str, DatasetDict], report: BuildReport, license_id: str | None = None
 ) -> str:
     """The full README.md: YAML front matter and the prose sections.
 
     Args:
         configs (`dict[str, DatasetDict]`): the built ``trajectories``/``sft``/``grpo``.
         report (`BuildReport`): selection counts and split settings.
-        license_id (`str`): Hub licence id.
+        license_id (`str`, *optional*): Hub licence id. Default: ``cc-by-sa-4.0`` when a
+            scripted agent spoke in any conversation (its phrasebank is mined from SGD,
+            CC BY-SA 4.0, so the dataset shares alike), else ``apache-2.0``.
 
     Returns:
         `str`: markdown with ``---`` fenced YAML at the top.
@@ -114,6 +116,8 @@ def render_card(
     unhappy = sum(c["complexity"] != "normal" for c in everything)
     steps = {s: len(configs["sft"][s]) for s in SPLITS}
     domains = sorted({c["domain"] for c in everything})
+    scripted = _uses_scripted_agents(everything)
+    license_id = license_id or ("cc-by-sa-4.0" if scripted else "apache-2.0")
     out = [f"---\n{front_matter(configs, license_id)}---\n", "# MADS-Bench simulated dialogues\n"]
     out.append(
         f"{n_conv} simulated task-oriented conversations ({n_scen} scenarios, {len(domains)} "
@@ -152,7 +156,29 @@ def render_card(
     out.append(_generation_section(everything, report))
     out.append(_variety_section(report))
     out.append(_LIMITATIONS)
+    out.append(_licence_section(license_id, scripted))
     return "\n".join(out)
+
+
+def _uses_scripted_agents(conversations: list[dict]) -> bool:
+    """Whether a scripted user or assistant spoke in any of the conversations."""
+    for conversation in conversations:
+        backends = json.loads(conversation["backends"] or "{}")
+        if any(backends.get(role) == "scripted" for role in ("user", "assistant")):
+            return True
+    return False
+
+
+def _licence_section(license_id: str, scripted: bool) -> str:
+    text = f"## Licence\n\n`{license_id}`."
+    if scripted:
+        text += (
+            " The scripted agents' wording draws on phrases mined from the Schema-Guided "
+            "Dialogue dataset (Rastogi et al., AAAI 2020; train split, delexicalised by its "
+            "dialogue-act annotations and refilled with the scenarios' values), which is "
+            "licensed CC BY-SA 4.0; this dataset is shared under the same licence."
+        )
+    return text + "\n"
 
 
 _CONTEXT_NOTE = {

@@ -34,8 +34,10 @@ from simulation.agents.grounding import SlotGrounding
 from simulation.agents.phrasing import say
 from simulation.agents.recovery import ATTEMPTS_PER_ROUND, Decision, RecoveryMixin
 from simulation.agents.text import (
+    asks_confirmation,
     is_affirmative,
     is_refusal,
+    mentioned_slots,
     slot_label,
     value_in,
 )
@@ -138,11 +140,13 @@ class ScriptedAssistant(RecoveryMixin):
         args, missing, stale, derived = self.grounding.resolve(call.arguments, users, tools)
         if missing:
             labels = " and ".join(f"the {slot_label(m)}" for m in missing)
+            names = " and ".join(slot_label(m) for m in missing)
             think = say("think_missing", self._rng(), tool=call.name, labels=labels)
             ask = f"To go on instead, could you tell me {labels}?" if self.note else None
+            ask = ask or say("ask", self._rng(), labels=labels, names=names)
             return (
                 think,
-                Action.say(self._spoken(ask or say("ask", self._rng(), labels=labels))),
+                Action.say(self._spoken(ask)),
                 [
                     f"Ask the user for {labels}.",
                     *[f"Call {n}." for n in remaining],
@@ -266,8 +270,17 @@ class ScriptedAssistant(RecoveryMixin):
         if self.scenario.must_say:  # the gold policy answers what the user asked, as told
             facts = f"{facts}; to answer your question: {', '.join(self.scenario.must_say)}"
         verb = "did" if any(self.tools[r.name].kind == "write" for r in done) else "found"
-        return (
-            think,
-            Action.say(say(verb, self._rng(), facts=facts)),
-            ["Summarise the results."],
-        )
+        return think, Action.say(self._report(verb, facts)), ["Summarise the results."]
+
+    def _report(self, verb: str, facts: str) -> str:
+        """The outcome report: a completion cue, the facts, now and then "anything else?"."""
+        rng = self._rng()
+        if verb == "did" and rng.random() < 0.5:  # an SGD "you're all set", then the facts
+            text = f"{say('success', rng)} {say('did_body', rng, facts=facts)}"
+        else:
+            text = say(verb, rng, facts=facts)
+        tail = say("req_more", rng)
+        slots = list(self.scenario.slots)
+        if rng.random() < 0.6 and not asks_confirmation(tail) and not mentioned_slots(tail, slots):
+            text = f"{text} {tail}"
+        return text

@@ -24,7 +24,18 @@ from __future__ import annotations
 
 import random
 
-__all__ = ["ASSISTANT", "PHRASES", "facts_sentence", "objective_sentence", "pick", "say"]
+from simulation.agents.phrasebank import load_phrasebank
+
+__all__ = [
+    "ASSISTANT",
+    "PHRASES",
+    "answer_sentence",
+    "facts_sentence",
+    "objective_sentence",
+    "pick",
+    "say",
+    "variants",
+]
 
 PHRASES: dict[str, tuple[str, ...]] = {
     "agree": (
@@ -267,6 +278,15 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "That has been taken care of. What I did: {facts}.",
         "Completed successfully. Here are the details: {facts}.",
     ),
+    # follows an SGD success line ("You're all set."), which carries the completion cue
+    "did_body": (
+        "Here is what I did: {facts}.",
+        "The details: {facts}.",
+        "For your records: {facts}.",
+        "Summary: {facts}.",
+        "What went through: {facts}.",
+        "Here are the details: {facts}.",
+    ),
     "found": (
         "All done. Here is what I found: {facts}.",
         "Here's what I found: {facts}.",
@@ -287,9 +307,12 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
 
 
 def say(act: str, rng: random.Random, **values: str) -> str:
-    """One realisation of an assistant ``act`` (a key of `ASSISTANT`), filled in."""
-    text = rng.choice(ASSISTANT[act]).format(**values)
-    return text[:1].upper() + text[1:]
+    """One realisation of an assistant ``act`` (a key of `ASSISTANT`, or ``success`` /
+    ``req_more`` from the phrasebank), filled in. A snake_case tool name that opens the
+    sentence keeps its case."""
+    text = rng.choice(variants(act, assistant=True)).format(**values)
+    first = text.split(" ", 1)[0]
+    return text if "_" in first else text[:1].upper() + text[1:]
 
 
 _OPENERS = (
@@ -344,10 +367,40 @@ _TAILS: dict[str, tuple[str, ...]] = {
 }
 
 
+# acts whose realisations include the SGD phrasebank's (crowd-written, CC BY-SA 4.0)
+_MINED: dict[str, tuple[str, ...]] = {
+    "agree": ("agree",),
+    "thanks_done": ("thanks",),
+    "no_more": ("no_thanks",),
+    "thanks_declined": ("no_thanks",),
+    "ask": ("ask",),
+    "req_more": ("req_more",),
+}
+PHRASES["no_more"] = ("No, that's all, thanks.", "No thanks, that covers it.")
+ASSISTANT_ONLY_MINED = ("success", "req_more")
+
+
+def variants(act: str, *, assistant: bool = False) -> tuple[str, ...]:
+    """Every realisation of ``act``: the hand-written ones, then the mined ones.
+
+    A mined ``ask`` names the slots as ``{label}`` (no article): it is written here with
+    ``{names}``, the labels without "the".
+    """
+    own = (ASSISTANT if assistant else PHRASES).get(act, ())
+    bank = load_phrasebank()
+    mined = tuple(t for category in _MINED.get(act, ()) for t in bank[category])
+    if act == "ask":
+        mined = tuple(t.replace("{label}", "{names}") for t in mined)
+    if act in ASSISTANT_ONLY_MINED:
+        mined = bank[act]
+    return own + mined
+
+
 def pick(act: str, rng: random.Random) -> str:
-    """One realisation of ``act`` (a key of `PHRASES`); for some acts, now and then with a
-    second sentence, so that a short reply repeats less across conversations."""
-    text = rng.choice(PHRASES[act])
+    """One realisation of ``act`` (a key of `PHRASES`, hand-written or mined from SGD); for
+    some acts, now and then with a second sentence, so that a short reply repeats less across
+    conversations."""
+    text = rng.choice(variants(act))
     tails = _TAILS.get(act)
     if tails and rng.random() < 0.6:
         text = f"{text} {rng.choice(tails)}"
@@ -362,6 +415,12 @@ def objective_sentence(objective: str, rng: random.Random) -> str:
     objective = objective.rstrip(" .!?")
     text = rng.choice(_OPENERS).format(objective=objective[0].lower() + objective[1:])
     return text if text.endswith("?") else text + "."
+
+
+def answer_sentence(value: str, rng: random.Random) -> str:
+    """One value given on its own, as SGD users answer a question ("It's 503-555-0142.")."""
+    text = rng.choice(load_phrasebank()["inform"]).format(value=value)
+    return text[:1].upper() + text[1:]
 
 
 def facts_sentence(facts: list[tuple[str, str]], rng: random.Random) -> str:

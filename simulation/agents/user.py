@@ -29,8 +29,15 @@ from typing import Any
 
 from mads_bench.catalog import load_personas
 from mads_bench.data_model import InjectionRecord, Message, Scenario
+from mads_bench.text import split_sentences
 from simulation.agents.objective import vague_objective
-from simulation.agents.phrasing import PHRASES, facts_sentence, objective_sentence, pick
+from simulation.agents.phrasing import (
+    PHRASES,
+    answer_sentence,
+    facts_sentence,
+    objective_sentence,
+    pick,
+)
 from simulation.agents.style import StyleProfile
 from simulation.agents.text import (
     DONE_TOKEN,
@@ -156,7 +163,11 @@ class ScriptedUser:
             self.stalls += 1
             previous = [m.content for m in view if m.role == "user"]
             return [f"I said: {previous[-1]}" if previous else pick("help", rng)], [], False
-        asked = mentioned_slots(last, list(self.slots)) if "?" in last else []
+        # a report that ends "Anything else?" asks nothing of its facts: only its questions
+        question = last
+        if reports_completion(last):
+            question = " ".join(s for s in split_sentences(last, ends=".!?") if "?" in s)
+        asked = mentioned_slots(question, list(self.slots)) if "?" in question else []
         revision = self.revision
         if (
             revision
@@ -185,11 +196,22 @@ class ScriptedUser:
             for name in asked:
                 if name in self.withheld and name not in self.given:
                     self._record("partial_information", f"revealed {name} when asked")
-            return [pick("give", rng)], self._facts(asked), False
+            facts = self._facts(asked)
+            value = self.slots[asked[0]]
+            if (
+                len(asked) == 1
+                and self.style.layout == "prose"
+                and not isinstance(value, (bool, dict))
+                and rng.random() < 0.5
+            ):  # one value on its own, as people answer ("It's 503-555-0142.")
+                return [answer_sentence(facts[0][1], rng)], [], False
+            return [pick("give", rng)], facts, False
         if declines_with_alternatives(last):
             return [pick("thanks_declined", rng)], [], True
         if reports_completion(last):
-            return [pick("thanks_done", rng)], [], True
+            # "... Anything else?" is answered with a no
+            closing = "no_more" if last.rstrip().endswith("?") else "thanks_done"
+            return [pick(closing, rng)], [], True
         self.stalls += 1
         if self.stalls >= MAX_STALLS:
             return [pick("leave", rng)], [], True

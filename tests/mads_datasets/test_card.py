@@ -17,8 +17,10 @@ def _front_matter(card: str) -> dict:
 
 def test_yaml_metadata_is_valid_and_lists_the_hub_layout(built) -> None:
     meta = _front_matter(built.card)
-    # huggingface_hub parses the same metadata
-    assert DatasetCard(built.card).data.license == "apache-2.0"
+    # huggingface_hub parses the same metadata; scripted agents speak with phrases mined
+    # from SGD (CC BY-SA 4.0), so the dataset shares alike and says why
+    assert DatasetCard(built.card).data.license == "cc-by-sa-4.0"
+    assert "## Licence" in built.card and "Schema-Guided Dialogue" in built.card
     assert meta["task_categories"] == ["text-generation"] and meta["language"] == ["en"]
     # the bucket follows the largest config (sft and grpo have one row per step)
     assert meta["size_categories"] == [size_category(sum(built.report.rows["sft"].values()))]
