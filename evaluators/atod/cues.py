@@ -23,12 +23,16 @@ from mads_bench.text import split_sentences
 _MIN_CLAUSE_WORDS = 3
 
 REQUEST = re.compile(
-    r"\b(i (?:do |also |still |really )?need|i'd like|i would like|i want|i'm looking|"
-    r"i am looking|looking for|"
-    r"can you|could you|would you|help me|i also|also need|wondering|i'm planning|"
-    r"i am planning|i'd love|please (?:find|book|check|search|get|reserve|buy)|"
+    r"\b(i (?:do |also |still |really )?need|i(?:'d| would) (?:also |really |actually )?like|"
+    r"i (?:also |really )?want|i(?:'m| am) (?:also )?(?:looking|trying|hoping|planning)|"
+    r"looking for|i(?:'ll| will) (?:also )?need|i was thinking about|"
+    r"can you|could you|would you|help me|i also|also need|wondering|"
+    r"i'd love|please (?:find|book|check|search|get|reserve|buy)|do you know|what about|"
     r"is there|are there|what's|what is|how about|i have to|let's (?:find|book|look))\b",
     re.IGNORECASE,
+)
+NEW_GOAL = re.compile(
+    r"\b(also|another|as well|additionally|one more|separate|second)\b", re.IGNORECASE
 )
 SWITCH = re.compile(r"\b(instead|change (?:it|the \w+|that) to|switch to)\b", re.IGNORECASE)
 DEPENDENCY = re.compile(
@@ -52,6 +56,12 @@ _STATUS_CUES: dict[str, dict[str, list[tuple[str, float]]]] = {
             (
                 r"\b(sold out|fully booked|unable to|could ?n[o']t (find|book|complete)|"
                 r"can ?n[o']t (find|book|complete)|not available|no longer available|declined)\b",
+                1.5,
+            ),
+            (
+                r"\b(not (finding|seeing) any|(don'?t|do not) see any|no exact match(es)?|"
+                r"(could ?n[o']t|was ?n[o']t able to|wasn'?t able to|unable to) (find|locate) any|"
+                r"there (are|were) no)\b",
                 1.5,
             ),
         ],
@@ -90,6 +100,11 @@ _STATUS_CUES: dict[str, dict[str, list[tuple[str, float]]]] = {
                 r"\b(never ?mind|cancel|hold off|forget (about )?(it|that|the)|skip (it|that|the)|"
                 r"don'?t need|no longer need|not interested|changed my mind|i'?ll pass|"
                 r"let me think about|put (it|that|the \w+) on hold|not anymore)\b",
+                2.0,
+            ),
+            (
+                r"\b(no need to (buy|book|purchase|reserve|order|get)|i'?ll think about it|"
+                r"not ready to (book|buy|purchase|reserve))\b",
                 2.0,
             ),
         ],

@@ -6,8 +6,10 @@ It reads only each turn's speaker and utterance. Per turn:
    best intent (cosine to the SGD intent catalogue, restricted to the domains its cue words
    name) reaches `intent_threshold` is a goal candidate; every clause is also a mention.
 2. **match** (existence check): FAISS top-`k` (5) neighbours with cosine >= `threshold`
-   (0.40), then a judge: the `JudgeBackend` when given, else the offline rule "same domain
-   and intent" (a switch cue such as "instead" makes it a new goal and abandons the old one).
+   (0.40), then a judge: the `JudgeBackend` when given, else the offline rule: a clause
+   that says it adds something ("also", "another") is a new goal; otherwise it belongs to the
+   goal of the same domain and intent, else to the domain's latest goal still in play (a
+   switch cue such as "instead" makes it a new goal and abandons the old one).
 3. **update** the matched goal (status from the cue classifier or the judge), or **insert**
    the candidate and **evolve** links to its neighbours (dependency on a dependency cue,
    link for a same-domain neighbour, else none; the judge decides when given).
@@ -62,7 +64,7 @@ SETTINGS: dict[tuple[str, str], dict[str, float]] = {
     ("minilm-static", "minilm"): {
         "threshold": 0.40,
         "intent_threshold": 0.35,
-        "unnamed_intent_threshold": 0.70,
+        "unnamed_intent_threshold": 0.60,
     },
     ("minilm-static", "minilm-static"): {
         "threshold": 0.50,
@@ -276,7 +278,24 @@ class MemoryTracker:
             if (g.domain, g.intent) == (intent.domain, intent.intent) and g.status != "abandoned"
         ]
         ranked = [i for i, _ in neighbours if i in same_intent]
-        return ranked[0] if ranked else (same_intent[-1] if same_intent else None)
+        match = ranked[0] if ranked else (same_intent[-1] if same_intent else None)
+        if cues.SWITCH.search(clause):
+            return match  # the caller abandons it for the new goal
+        if cues.NEW_GOAL.search(clause):
+            return None  # "I also need …", "another ride": a goal of its own
+        if match is not None:
+            return match
+        # "I'd like a morning flight." adds to the flight already asked for, whatever intent
+        # the clause reads as on its own
+        return self._in_domain(intent.domain)
+
+    def _in_domain(self, domain: str) -> int | None:
+        """The most recent goal of ``domain`` that is still in play."""
+        for index in range(len(self.store.goals) - 1, -1, -1):
+            goal = self.store.goals[index]
+            if goal.domain == domain and goal.status in ("open", "pending"):
+                return index
+        return None
 
     def _insert(
         self, clause: str, vector: np.ndarray, intent: IntentEntry, neighbours: list

@@ -119,3 +119,28 @@ def test_intent_encoder_reads_only_request_clauses(sample_path):
 def test_for_encoders_names_the_known_pairs():
     with pytest.raises(ValueError, match="minilm-static\\+minilm"):
         MemoryTracker.for_encoders("bogus", "minilm")
+
+
+def test_deferral_and_empty_results_cues():
+    # deferring a purchase drops the goal; "not finding any" is a failed search
+    assert classify_status("No need to buy the jazz tickets yet, I'll think about it.", "USER") == (
+        "abandoned"
+    )
+    assert classify_status("I'm not ready to book the SUV.", "USER") == "abandoned"
+    assert classify_status("I'm not finding any exact matches for that.", "SYSTEM") == "failed"
+
+
+def test_follow_up_joins_the_domain_goal_and_also_opens_a_new_one(tracker):
+    turns = [
+        ("USER", "I need to book a one-way flight from Boston to Denver on May 3rd."),
+        ("SYSTEM", "Sure, what time of day would you like to fly?"),
+        # names the domain with a request cue, but adds to the flight already asked for
+        ("USER", "I'd like a morning flight, preferably with JetBlue."),
+        ("SYSTEM", "I found a JetBlue flight at 8:15 AM."),
+        # "also" + "another": a second goal of the same intent
+        ("USER", "I also need to book another one-way flight from Denver to Austin on May 9th."),
+    ]
+    state = tracker.track(turns)
+    flights = [g for g in state.goals if g.domain == "Flights"]
+    assert len(flights) == 2
+    assert [g.first_turn for g in flights] == [1, 5]
