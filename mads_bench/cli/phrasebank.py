@@ -7,7 +7,9 @@ Example::
 Keeps the SGD turns whose dialogue acts are exactly one situation the scripted agents meet
 (agreeing, thanking, declining more help, giving one value; asking for one slot, offering
 more help, reporting success), delexicalises them by their slot spans and keeps only the
-templates whose every word is generic (``simulation/agents/phrasebank.py``). Writes the
+templates whose every word is generic (``simulation/agents/phrasebank.py``); user phrases
+that the validator's role-confusion test could take for the assistant's are dropped (MiniLM,
+offline). Writes the
 shipped file unless ``--out`` says otherwise. The phrases are CC BY-SA 4.0 (SGD's licence).
 """
 
@@ -47,12 +49,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from simulation.agents.phrasebank import SHIPPED, build_phrasebank
+    from simulation.validator.role_confusion import assistant_like
 
     if not any(args.sgd_train.glob("dialogues_*.json*")):
         raise UsageError(f"--sgd-train {args.sgd_train}: no SGD dialogues_*.json(.gz) there")
     out = args.out or SHIPPED
     document = build_phrasebank(
-        args.sgd_train, out, min_domains=args.min_domains, per_category=args.per_category
+        args.sgd_train,
+        out,
+        min_domains=args.min_domains,
+        per_category=args.per_category,
+        vet_user=assistant_like,
     )
     counts = ", ".join(f"{c} {len(t)}" for c, t in document["phrases"].items())
     print(f"{out}: {counts}")

@@ -174,14 +174,17 @@ class ScriptedAssistant(RecoveryMixin):
                 again = "Noted. To confirm once more: " if key in self.asked else ""
                 self.awaiting = ("confirm", key)
                 self.asked.add(key)
-                think = say(
-                    "think_confirm", self._rng(), tool=call.name, args=speech.describe_args(args)
-                )
                 rng = self._rng()
+                think = say(
+                    "think_confirm",
+                    rng,
+                    tool=call.name,
+                    args=speech.describe_args(args, rng, note=True),
+                )
                 lead = "Instead, I can" if self.note else f"{again}{say('ready', rng)}"
                 text = say(
                     "confirm", rng, lead=lead.strip(), action=slot_label(call.name),
-                    args=speech.describe_args(args),
+                    args=speech.describe_args(args, rng), question=say("confirm_question", rng),
                 )  # fmt: skip
                 return (
                     think,
@@ -212,9 +215,7 @@ class ScriptedAssistant(RecoveryMixin):
             rng = self._rng()
             said = ""
             if shown:
-                pairs = " and ".join(
-                    f"{slot_label(k)} {speech.render_value(args[k])}" for k in shown[:3]
-                )
+                pairs = speech.describe_args({k: args[k] for k in shown[:3]}, rng, note=True)
                 source = "grounded" if told else "grounded_tool"
                 said = say(source, rng, names=" and ".join(shown), pairs=pairs)
                 said = said[:1].lower() + said[1:] if said[:1].isalpha() else said
@@ -251,8 +252,18 @@ class ScriptedAssistant(RecoveryMixin):
                 ["Explain why it cannot be done.", "Offer the alternatives."],
             )
         done = [r for r in self.results if self.tools[r.name].kind == "write"] or self.results[-1:]
+        rng = self._rng()
         facts = (
-            "; ".join(f"{slot_label(r.name)}: {speech.describe_result(r.content)}" for r in done)
+            "; ".join(
+                say(
+                    "result",
+                    rng,
+                    capital=False,
+                    tool=slot_label(r.name),
+                    facts=speech.describe_result(r.content, rng),
+                )
+                for r in done
+            )
             or "nothing needed changing"
         )
         names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "no tools"

@@ -39,7 +39,7 @@ import gzip
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -202,7 +202,11 @@ def _keeps(category: str, template: str, generic: set[str]) -> bool:
 
 
 def mine_phrasebank(
-    dialogues: Iterable[dict[str, Any]], *, min_domains: int = 12, per_category: int = 400
+    dialogues: Iterable[dict[str, Any]],
+    *,
+    min_domains: int = 12,
+    per_category: int = 400,
+    vet_user: Callable[[list[str]], list[bool]] | None = None,
 ) -> dict[str, list[str]]:
     """Templates per category (see the module docstring), most used first.
 
@@ -210,6 +214,8 @@ def mine_phrasebank(
         dialogues: SGD dialogues (:func:`load_sgd`).
         min_domains: a word is generic when turns of this many SGD domains use it (per side).
         per_category: at most this many templates per category.
+        vet_user: flags the user phrases that sound like the assistant (the CLI passes the
+            validator's role-confusion test); flagged ones are dropped.
 
     Returns:
         `dict[str, list[str]]`: category -> templates, deduplicated ignoring case and
@@ -233,14 +239,19 @@ def mine_phrasebank(
         ranked = sorted(
             (-sum(c.values()), min(c, key=lambda t: (-c[t], t))) for c in forms.values()
         )
-        bank[category] = [text for _, text in ranked[:per_category]]
+        texts = [text for _, text in ranked]
+        if vet_user is not None and side == "USER":
+            flags = vet_user([t.replace("{value}", "C1004") for t in texts])
+            texts = [t for t, flagged in zip(texts, flags, strict=True) if not flagged]
+        bank[category] = texts[:per_category]
     return bank
 
 
 def build_phrasebank(
-    sgd_train: Path | str, out: Path | str = SHIPPED, **options: int
+    sgd_train: Path | str, out: Path | str = SHIPPED, **options: Any
 ) -> dict[str, Any]:
-    """Mine SGD train and write the phrasebank JSON (with its source and licence)."""
+    """Mine SGD train and write the phrasebank JSON (with its source and licence); ``options``
+    go to :func:`mine_phrasebank`."""
     bank = mine_phrasebank(load_sgd(sgd_train), **options)
     document = {"source": SOURCE, "license": LICENSE, "phrases": bank}
     Path(out).write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", "utf-8")

@@ -17,12 +17,14 @@ Example:
     >>> pick("give", rng) in PHRASES["give"]
     True
     >>> facts_sentence([("order ID", "O1")], random.Random(1))
-    'My order ID is O1.'
+    'To save time, the order ID is O1.'
 """
 
 from __future__ import annotations
 
 import random
+import re
+from functools import cache
 
 from simulation.agents.phrasebank import load_phrasebank
 
@@ -63,12 +65,22 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "Sure thing.",
         "Okay.",
         "Here's what you need.",
+        "Right.",
+        "Got it.",
+        "Here goes.",
+        "Sure, one second.",
+        "Happy to.",
+        "Ah, right.",
+        "Okay, so.",
     ),
     "another": (
         "Here is another detail.",
         "One more thing.",
         "Also, in case it helps:",
         "Oh, and another detail.",
+        "Also worth mentioning:",
+        "Something else you may need:",
+        "Before I forget:",
     ),
     "thanks_done": (
         "Thanks, that is all I needed.",
@@ -93,6 +105,7 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "Okay. What else do you need from me?",
         "Alright. Anything else you need?",
         "Okay, what more do you need to know?",
+        "Is there anything more you need from me?",
     ),
     "change_of_plan": (
         "Actually, change of plan.",
@@ -146,13 +159,36 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
     ),
     # asks to confirm a write: each carries a confirmation cue the user recognises
     "confirm": (
-        "{lead} {action} with {args}. Shall I go ahead?",
-        "{lead} {action} with {args}. Would you like me to go ahead?",
-        "{lead} {action} with {args}. Should I proceed?",
-        "{lead} {action} with {args}. Do you want me to go ahead?",
-        "{lead} {action} with {args}. Is that right, and shall I go ahead?",
-        "{lead} {action} with {args}. Would you like me to do that now?",
-        "{lead} {action} with {args}. Shall I do it?",
+        "{lead} {action} with {args}. {question}",
+        "{lead} {action} with {args}. {question}",
+        "{lead} {action} using {args}. {question}",
+        "{lead} {action} ({args}). {question}",
+        "{lead} {action}, with {args}. {question}",
+        "{lead} {action} for {args}. {question}",
+        "{lead} {action}: {args}. {question}",
+    ),
+    # closes a confirmation: each carries a cue of `asks_confirmation`
+    "confirm_question": (
+        "Shall I go ahead?",
+        "Would you like me to go ahead?",
+        "Should I proceed?",
+        "Do you want me to go ahead?",
+        "Is that right, and shall I go ahead?",
+        "Would you like me to do that now?",
+        "Shall I do it?",
+        "Do you want me to submit it?",
+        "Shall I send it through?",
+        "Should I go ahead with that?",
+        "Would you like me to proceed?",
+        "Is it okay to proceed?",
+        "Want me to go ahead?",
+        "Does that look right? Shall I continue?",
+        "Everything correct? Should I submit it?",
+        "Please check the details: shall I go ahead?",
+        "May I go ahead?",
+        "Can I go ahead and submit it?",
+        "If that all looks right, shall I go ahead?",
+        "Do you want me to carry on?",
     ),
     "ready": (
         "I am ready to",
@@ -160,9 +196,23 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Everything is in place to",
         "I have what I need to",
         "Next, I would",
+        "I'm about to",
+        "I'm set to",
+        "The next step is to",
+        "All that's left is to",
+        "I can go ahead and",
+        "What I would do now is",
+        "My plan is to",
+        "I'd like to",
     ),
     # the reasoning of a step: what the conversation shows, never the gold workflow
     "think_missing": (
+        "What {tool} still lacks is {labels}; the user is the one who knows it, so I ask.",
+        "{tool} takes {labels}, and nothing said so far gives it; a question comes first.",
+        "Guessing {labels} could send {tool} after the wrong record, so I ask for it.",
+        "No {labels} yet, which {tool} depends on; I put the question to the customer.",
+        "I hold off on {tool}: {labels} has not been mentioned, and only they can tell me.",
+        "The request needs {tool}, and {tool} needs {labels}. Not given yet, so I ask.",
         "{tool} needs {labels}, which the user has not given yet; I ask instead of guessing.",
         "I cannot call {tool} without {labels}, and the user has not said it; I ask for it.",
         "{labels} is still missing for {tool}; rather than guess, I ask the user.",
@@ -174,6 +224,12 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "I am one detail short for {tool}: {labels}. I ask the user rather than assume.",
     ),
     "think_confirm": (
+        "Before {tool} goes out I want a clear yes on {args}; changes like this are hard to undo.",
+        "{tool} would change the customer's records; I lay out {args} and let them decide.",
+        "All set for {tool} ({args}), but a write waits for the customer to agree.",
+        "I repeat the details for {tool} ({args}) so a wrong value can be caught before it sticks.",
+        "No write without consent: I ask the customer to check {args} before {tool}.",
+        "If any of {args} is wrong, {tool} would act on it, so the customer confirms first.",
         "{tool} is a write and cannot be undone silently, so I confirm {args} with the user first.",
         "{tool} changes what is on record, so before calling it I read back {args} and ask.",
         "Writing with {tool} needs the user's go-ahead; I confirm {args} first.",
@@ -200,6 +256,16 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{tool} can go through once the user confirms what the rule asks ({code}); I ask them.",
     ),
     "think_call": (
+        "Nothing stops {tool} now{grounded}.",
+        "{tool} fits what the customer asked{grounded}; calling it.",
+        "Let me run {tool}{grounded}.",
+        "Enough is known for {tool}{grounded}, so it runs now.",
+        "My next move is {tool}{grounded}.",
+        "The details line up for {tool}{grounded}; I send the call.",
+        "{tool} will tell me what I need{grounded}.",
+        "To answer this I need {tool}{grounded}.",
+        "Now {tool}{grounded}.",
+        "I look this up with {tool}{grounded}.",
         "I can call {tool} now{grounded}.",
         "Everything {tool} needs is known{grounded}, so I call it.",
         "Next I use {tool}{grounded}.",
@@ -215,6 +281,14 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
     ),
     # why the arguments are known: what the user said, or what an earlier result returned
     "grounded": (
+        ": they said {pairs}",
+        ", with {pairs} straight from the customer",
+        " ({pairs}, in the customer's words)",
+        ", since the customer mentioned {pairs}",
+        " on {pairs}, which they gave me",
+        ": {pairs}, stated earlier",
+        " ({names} given by the customer)",
+        ", taking {pairs} from the chat",
         " ({names} came up in the conversation)",
         ": the user gave {pairs}",
         " with {pairs} from what the user said",
@@ -223,12 +297,23 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
     ),
     # the same, for values an earlier tool result returned (not the user)
     "grounded_tool": (
+        ", with {pairs} from what came back before",
+        ": the previous look-up returned {pairs}",
+        " ({pairs}, taken from the results)",
+        ", using {pairs} that a tool already gave me",
         " with {pairs} from an earlier result",
         ", using {pairs}, which a look-up returned",
         " ({pairs}, as the tools showed)",
         ": the results so far give {pairs}",
     ),
     "think_done": (
+        "Everything asked for is finished ({names}); time to tell the customer.",
+        "{names} came back fine; I explain the outcome in plain terms.",
+        "All calls are back ({names}); a short summary closes the request.",
+        "The results from {names} answer the request; I share them.",
+        "Done with {names}. The customer should hear what it means for them.",
+        "{names} returned what was needed, so I close with a summary.",
+        "The work is complete ({names}); I relay the key details.",
         "The request is handled ({names}); I summarise what the tools returned.",
         "{names} went through; I tell the user what the results say.",
         "Nothing is left to do after {names}; I report the outcome with its details.",
@@ -278,6 +363,15 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "That has been taken care of. What I did: {facts}.",
         "Completed successfully. Here are the details: {facts}.",
     ),
+    # one tool's result inside a report (never a completion claim of its own)
+    "result": (
+        "{tool}: {facts}",
+        "{tool}: {facts}",
+        "{tool} gave {facts}",
+        "from {tool}, {facts}",
+        "{tool} shows {facts}",
+        "{tool} came back with {facts}",
+    ),
     # follows an SGD success line ("You're all set."), which carries the completion cue
     "did_body": (
         "Here is what I did: {facts}.",
@@ -306,13 +400,13 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
 }
 
 
-def say(act: str, rng: random.Random, **values: str) -> str:
+def say(act: str, rng: random.Random, *, capital: bool = True, **values: str) -> str:
     """One realisation of an assistant ``act`` (a key of `ASSISTANT`, or ``success`` /
-    ``req_more`` from the phrasebank), filled in. A snake_case tool name that opens the
-    sentence keeps its case."""
+    ``req_more`` from the phrasebank), filled in; with ``capital``, it opens with a capital
+    (a snake_case tool name keeps its case)."""
     text = rng.choice(variants(act, assistant=True)).format(**values)
     first = text.split(" ", 1)[0]
-    return text if "_" in first else text[:1].upper() + text[1:]
+    return text if "_" in first or not capital else text[:1].upper() + text[1:]
 
 
 _OPENERS = (
@@ -323,6 +417,18 @@ _OPENERS = (
     "Can you help me {objective}?",
     "I want to {objective}",
     "Hi there, I'm hoping to {objective}",
+    "I'm trying to {objective}",
+    "I'm looking to {objective}",
+    "Is it possible to {objective}?",
+    "Please help me {objective}",
+    "I was hoping you could help me {objective}",
+    "Would you be able to help me {objective}?",
+    "I'm wondering if you can help me {objective}",
+    "Quick one: I need to {objective}",
+    "I've been meaning to {objective}",
+    "So, I need to {objective}",
+    "I have a request: I'd like to {objective}",
+    "Can we {objective}?",
 )
 _FACT_FORMS = (
     "{label}: {value}",
@@ -330,9 +436,36 @@ _FACT_FORMS = (
     "the {label} is {value}",
     "{value} for the {label}",
     "{label} {value}",
+    "{label} would be {value}",
+    "the {label} should be {value}",
+    "{value} is the {label}",
+    "{value} is my {label}",
+    "use {value} for the {label}",
+    "{label} - {value}",
+    "it's {value} for the {label}",
+    "as for the {label}, {value}",
+    "{label} is {value}",
 )
 _JOINERS = ("; ", ", ", " and ")
-_LEADS = ("", "", "Details: ", "For reference, ", "Here are the details: ", "In case you need it, ")
+_LEADS = (
+    "",
+    "",
+    "",
+    "Details: ",
+    "For reference, ",
+    "Here are the details: ",
+    "In case you need it, ",
+    "Some details: ",
+    "So you have it: ",
+    "To save time, ",
+    "FYI, ",
+    "Here's the info: ",
+    "You'll probably need these: ",
+    "A few details, ",
+    "If it helps, ",
+)
+# a second sentence for the rest of the values, when there are several
+_SECOND = ("Also, ", "Oh, and ", "Plus, ", "And ", "Besides that, ", "One more thing: ")
 
 
 # second sentences that may follow an act's realisation (none of them says no)
@@ -402,9 +535,24 @@ def pick(act: str, rng: random.Random) -> str:
     conversations."""
     text = rng.choice(variants(act))
     tails = _TAILS.get(act)
+    if act == "agree":  # or an SGD thank-you that does not take leave
+        tails = (*_TAILS["agree"], *_thanks_in_passing())
     if tails and rng.random() < 0.6:
         text = f"{text} {rng.choice(tails)}"
     return text
+
+
+_LEAVE_TAKING = re.compile(
+    r"\b(all|bye|goodbye|it|everything|now|need|needed|set|later|day|night|go|done|enough|else|"
+    r"anything|more|today|good|great|fine|perfect)\b",
+    re.IGNORECASE,
+)
+
+
+@cache
+def _thanks_in_passing() -> tuple[str, ...]:
+    """The phrasebank's thank-yous that do not end the conversation ("Thanks a lot.")."""
+    return tuple(t for t in load_phrasebank()["thanks"] if not _LEAVE_TAKING.search(t))
 
 
 def objective_sentence(objective: str, rng: random.Random) -> str:
@@ -430,9 +578,18 @@ def facts_sentence(facts: list[tuple[str, str]], rng: random.Random) -> str:
     order = list(facts)
     rng.shuffle(order)
     parts = [rng.choice(_FACT_FORMS).format(label=label, value=value) for label, value in order]
+    split = len(parts) >= 3 and rng.random() < 0.4
+    first, second = (parts[: len(parts) // 2], parts[len(parts) // 2 :]) if split else (parts, [])
+    text = rng.choice(_LEADS) + _joined(first, rng)
+    text = text[0].upper() + text[1:] + "."
+    if second:
+        rest = rng.choice(_SECOND) + _joined(second, rng)
+        text += " " + rest[0].upper() + rest[1:] + "."
+    return text
+
+
+def _joined(parts: list[str], rng: random.Random) -> str:
     joiner = rng.choice(_JOINERS)
-    body = joiner.join(parts) if joiner != " and " or len(parts) < 3 else (
-        ", ".join(parts[:-1]) + " and " + parts[-1]
-    )  # fmt: skip
-    text = rng.choice(_LEADS) + body
-    return text[0].upper() + text[1:] + "."
+    if joiner == " and " and len(parts) >= 3:
+        return ", ".join(parts[:-1]) + " and " + parts[-1]
+    return joiner.join(parts)

@@ -16,42 +16,85 @@ _MAX_FIELDS = 6
 _RETRY_WORDS = ("resubmit", "try again", "retry", "confirm it with the customer")
 
 
-def describe_args(arguments: dict[str, Any]) -> str:
-    """``{"order_id": "O1", "quantity": 2}`` -> ``order ID O1, quantity 2``."""
-    return ", ".join(f"{slot_label(k)} {render_value(v)}" for k, v in arguments.items()) or (
-        "no arguments"
-    )
+# ways of writing one "label value" pair; none puts a status word after "is" (the validator
+# reads "X is cancelled" as a claim) or reads as a completion claim
+_PAIR_FORMS = (
+    "{label} {value}",
+    "{label} {value}",
+    "{label}: {value}",
+    "{value} as the {label}",
+    "the {label} {value}",
+    "{label} set to {value}",
+    "{value} ({label})",
+    "{label} of {value}",
+)
+_ARG_JOINERS = (", ", "; ", ", ", " and ")
+_FIELD_FORMS = ("{label} {value}", "{label} {value}", "{label}: {value}", "{value} ({label})")
+_FIELD_JOINERS = ("; ", "; ", ", ", " | ")
 
 
-def _scalars(record: dict[str, Any]) -> list[str]:
+def _pair(label: str, value: str, rng: Any, forms: tuple[str, ...]) -> str:
+    return rng.choice(forms).format(label=label, value=value) if rng else f"{label} {value}"
+
+
+def describe_args(arguments: dict[str, Any], rng: Any = None, *, note: bool = False) -> str:
+    """``{"order_id": "O1", "quantity": 2}`` -> ``order ID O1, quantity 2``; with a seeded
+    ``rng``, each pair in one of several forms and the pairs in a varied order and joint
+    (``note``: the plainer forms of a think).
+
+    Example:
+        >>> describe_args({"order_id": "O1", "quantity": 2})
+        'order ID O1, quantity 2'
+    """
+    forms = _FIELD_FORMS if note else _PAIR_FORMS  # a note to oneself: plainer forms
+    pairs = [_pair(slot_label(k), render_value(v), rng, forms) for k, v in arguments.items()]
+    if not pairs:
+        return "no arguments"
+    if rng is None:
+        return ", ".join(pairs)
+    rng.shuffle(pairs)
+    joiner = rng.choice(_ARG_JOINERS)
+    if joiner == " and " and len(pairs) > 2:
+        return ", ".join(pairs[:-1]) + " and " + pairs[-1]
+    return joiner.join(pairs)
+
+
+def _scalars(record: dict[str, Any], rng: Any = None) -> list[str]:
     fields = [
-        f"{slot_label(k)} {render_value(v)}"
+        _pair(slot_label(k), render_value(v), rng, _FIELD_FORMS)
         for k, v in record.items()
         if isinstance(v, (str, int, float, bool)) and v is not None
-    ]
-    return fields[:_MAX_FIELDS]
+    ][:_MAX_FIELDS]
+    if rng is not None:  # the record's own key first (it names the thing), the rest in any order
+        rest = fields[1:]
+        rng.shuffle(rest)
+        fields = fields[:1] + rest[: rng.randint(3, _MAX_FIELDS - 1)]  # and not always all
+    return fields
 
 
-def describe_result(content: Any) -> str:
-    """A short, faithful description of a successful tool result.
+def describe_result(content: Any, rng: Any = None) -> str:
+    """A short, faithful description of a successful tool result; with a seeded ``rng``, the
+    fields after the first in a varied order and form, 4 to 6 of them.
 
     Example:
         >>> describe_result({"order_id": "O2", "status": "placed", "items": [{"id": "I1"}]})
         'order ID O2; status placed; items: 1 found (first: ID I1)'
     """
+    joiner = rng.choice(_FIELD_JOINERS) if rng is not None else "; "
     if isinstance(content, list):
         if not content:
             return "nothing found"
         first = content[0]
-        head = "; ".join(_scalars(first)) if isinstance(first, dict) else render_value(first)
+        head = joiner.join(_scalars(first, rng)) if isinstance(first, dict) else render_value(first)
         return f"{len(content)} found (first: {head})"
     if not isinstance(content, dict):
         return render_value(content)
-    parts = ["; ".join(_scalars(content))] if _scalars(content) else []
+    parts = [joiner.join(_scalars(content, rng))] if _scalars(content) else []
     for key, value in content.items():
         if isinstance(value, list):
-            parts.append(f"{slot_label(key)}: {describe_result(value) if value else 'none'}")
-    return "; ".join(p for p in parts if p) or "no details"
+            listed = describe_result(value, rng) if value else "none"
+            parts.append(f"{slot_label(key)}: {listed}")
+    return joiner.join(p for p in parts if p) or "no details"
 
 
 def is_empty_result(content: Any, kind: str = "read") -> bool:

@@ -51,9 +51,30 @@ from simulation.agents.text import (
 )
 
 _TONE = {
-    "mild": ["Hmm, are you sure about that?", "I hope this works this time."],
-    "moderate": ["Honestly, this is taking longer than it should.", "I don't trust these bots."],
-    "severe": ["This is ridiculous, I've wasted enough time already!", "Just fix it, seriously!"],
+    "mild": [
+        "Hmm, are you sure about that?",
+        "I hope this works this time.",
+        "Fingers crossed this goes smoothly.",
+        "I hope this won't take long.",
+        "Last time this was a bit of a hassle.",
+        "Let's hope it's simple this time.",
+    ],
+    "moderate": [
+        "Honestly, this is taking longer than it should.",
+        "I don't trust these bots.",
+        "I've already been through this once, it's frustrating.",
+        "Why is this so complicated?",
+        "I really don't have time for this.",
+        "This should have been easy.",
+    ],
+    "severe": [
+        "This is ridiculous, I've wasted enough time already!",
+        "Just fix it, seriously!",
+        "I am fed up with this!",
+        "Third time asking, get it right!",
+        "Unbelievable, nothing ever works here!",
+        "Do your job properly for once!",
+    ],
 }
 MAX_STALLS = 3
 FILLER = (*PHRASES["give"], *PHRASES["another"])
@@ -70,7 +91,7 @@ class ScriptedUser:
         >>> from mads_bench.catalog import load_domain
         >>> user = ScriptedUser(load_domain("mock").scenarios[0], seed=0)
         >>> user.respond([]).content
-        'Hello, could you help me cancel order O1? In case you need it, order ID O1.'
+        'Hello, quick one: I need to cancel order O1. Use O1 for the order ID.'
     """
 
     spec = "scripted"
@@ -97,28 +118,36 @@ class ScriptedUser:
             InjectionRecord(kind=kind, turn_index=self.turn, seed=self.seed, detail=detail)
         )
 
-    def _facts(self, names: list[str]) -> list[tuple[str, str]]:
+    def _facts(self, names: list[str], rng: random.Random | None = None) -> list[tuple[str, str]]:
         self.given.update(names)
-        return [(slot_label(n), spoken_value(self.slots[n])) for n in names]
+        return [(self._label(n, rng), spoken_value(self.slots[n])) for n in names]
+
+    @staticmethod
+    def _label(name: str, rng: random.Random | None) -> str:
+        """How the user names a slot: an identifier's "ID" is now and then a "number"."""
+        label = slot_label(name)
+        if rng is not None and label.endswith(" ID") and rng.random() < 0.4:
+            return label[:-2] + rng.choice(("number", "no.", "ID number", "#"))
+        return label
 
     def respond(self, view: list[Message]) -> Message:
         """The next user message, given the user-facing exchanges so far."""
         rng = random.Random(f"{self.seed}:{self.scenario.id}:{self.turn}")
         done = False
         if self.turn == 0:
-            sentences, facts = [self._objective_sentence(rng)], self._opening_facts()
+            sentences, facts = [self._objective_sentence(rng)], self._opening_facts(rng)
         else:
             sentences, facts, done = self._reply(view, rng)
         if not done and self.turn > 0 and self.queue:
-            facts += self._reveal_next()
+            facts += self._reveal_next(rng)
         if self.tone:
             phrases = _TONE[self.tone]
             if self.tone != "mild" or rng.random() < 0.5 or self.turn == 0:
-                phrase = rng.choice(phrases)
+                phrase, closer = rng.sample(phrases, 2)
                 sentences = (
                     [phrase, *sentences]
                     if self.tone != "severe"
-                    else [phrase.upper(), *sentences, phrases[1 - phrases.index(phrase)]]
+                    else [phrase.upper(), *sentences, closer]
                 )
                 self._record("adversarial_tone", f"{self.tone}: {phrase}")
         if self.style.layout == "prose":  # values in a sentence, worded per seed
@@ -138,22 +167,22 @@ class ScriptedUser:
         held = {name: self.slots[name] for name in self.withheld | set(self.queue)}
         return objective_sentence(vague_objective(self.scenario.objective.strip(), held), rng)
 
-    def _opening_facts(self) -> list[tuple[str, str]]:
+    def _opening_facts(self, rng: random.Random) -> list[tuple[str, str]]:
         names = [n for n in self.slots if n not in self.withheld and n not in self.queue]
         if self.withheld:
             self._record("partial_information", f"withheld {sorted(self.withheld)}")
         if self.queue:
             self._record("incremental_constraint_revelation", f"held back {self.queue}")
-        return self._facts(names)
+        return self._facts(names, rng)
 
-    def _reveal_next(self) -> list[tuple[str, str]]:
+    def _reveal_next(self, rng: random.Random) -> list[tuple[str, str]]:
         while self.queue and self.queue[0] in self.given:
             self.queue.pop(0)
         if not self.queue:
             return []
         name = self.queue.pop(0)
         self._record("incremental_constraint_revelation", f"revealed {name}")
-        return self._facts([name])
+        return self._facts([name], rng)
 
     def _reply(
         self, view: list[Message], rng: random.Random
@@ -185,7 +214,7 @@ class ScriptedUser:
             rest = [n for n in asked if n not in revision.revised_slots]
             return (
                 [f"{pick('change_of_plan', rng)} {opener}"],
-                self._facts([*revision.revised_slots, *rest]),
+                self._facts([*revision.revised_slots, *rest], rng),
                 False,
             )
         if asks_confirmation(last):
@@ -196,7 +225,7 @@ class ScriptedUser:
             for name in asked:
                 if name in self.withheld and name not in self.given:
                     self._record("partial_information", f"revealed {name} when asked")
-            facts = self._facts(asked)
+            facts = self._facts(asked, rng)
             value = self.slots[asked[0]]
             if (
                 len(asked) == 1
@@ -217,5 +246,5 @@ class ScriptedUser:
             return [pick("leave", rng)], [], True
         pending = [n for n in self.slots if n not in self.given and n not in self.withheld]
         if "?" in last and pending:
-            return [pick("another", rng)], self._facts(pending[:1]), False
+            return [pick("another", rng)], self._facts(pending[:1], rng), False
         return [pick("what_else", rng)], [], False

@@ -82,6 +82,31 @@ def rule_findings(text: str) -> list[str]:
     return found
 
 
+def assistant_like(texts: list[str], embedder: Embedder | None = None) -> list[bool]:
+    """Whether each text, as a user message, could fail this check: a rule finding, or a
+    sentence within ``BAND`` of the embedding margin against the generic user prototypes
+    (a persona's own samples can only make it more user-like). For vetting phrases that
+    scripted users say, e.g. those mined from SGD.
+
+    Example:
+        >>> assistant_like(["Could you tell me your customer ID?"], embedder=object())
+        [True]
+    """
+    flagged = [bool(rule_findings(t)) for t in texts]
+    queued = [(i, s) for i, t in enumerate(texts) if not flagged[i] for s in sentences(t)]
+    if not queued:
+        return flagged
+    embedder = embedder or Embedder()
+    assistant = embedder.encode(list(ASSISTANT_PROTOTYPES))
+    users = embedder.encode(list(USER_PROTOTYPES))
+    vectors = embedder.encode([s for _, s in queued])
+    for (i, _), vector in zip(queued, vectors, strict=True):
+        to_assistant, to_user = float((assistant @ vector).max()), float((users @ vector).max())
+        if to_assistant >= ASSISTANT_MIN and to_assistant - to_user >= MARGIN - BAND:
+            flagged[i] = True
+    return flagged
+
+
 class RoleConfusionChecker:
     """Checks many trajectories at once (one encoder batch for all their user sentences).
 
