@@ -8,6 +8,7 @@ and offer Y") into first-person speech ("I'm sorry. X. I can offer Y instead").
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from simulation.agents.text import render_value, slot_label
@@ -33,8 +34,47 @@ _FIELD_FORMS = ("{label} {value}", "{label} {value}", "{label}: {value}", "{valu
 _FIELD_JOINERS = ("; ", "; ", ", ", " | ")
 
 
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+
+
+def spoken_date_or_time(value: str, rng: Any) -> str:
+    """An ISO date or ``HH:MM`` time the way people say it, drawn per ``rng`` (the
+    validator reads all these forms back); anything else as is.
+
+    Example:
+        >>> import random
+        >>> sorted({spoken_date_or_time("2026-05-01", random.Random(i)) for i in range(40)})
+        ['1 May 2026', '2026-05-01', 'Friday 1 May', 'May 1', 'May 1st', 'May 1st, 2026']
+        >>> sorted({spoken_date_or_time("19:00", random.Random(i)) for i in range(40)})
+        ['19:00', '7 pm', '7:00 pm']
+    """
+    if match := _ISO_DATE.match(value):
+        try:
+            day = date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        except ValueError:
+            return value
+        month, d, year = day.strftime("%B"), day.day, day.year
+        nth = f"{d}{'th' if 10 <= d % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(d % 10, 'th')}"
+        forms = [value, f"{d} {month} {year}", f"{month} {nth}, {year}"]
+        if year == 2026:  # the year the validator assumes when none is said
+            forms += [f"{month} {d}", f"{month} {nth}", f"{day.strftime('%A')} {d} {month}"]
+        return rng.choice(forms)
+    if match := _CLOCK.match(value):
+        hour, minute = int(match.group(1)), match.group(2)
+        half = "am" if hour < 12 else "pm"
+        twelve = hour % 12 or 12
+        forms = [value, f"{twelve}:{minute} {half}"]
+        if minute == "00" and hour not in (0, 12):  # "12 pm" is ambiguous to many
+            forms.append(f"{twelve} {half}")
+        return rng.choice(forms)
+    return value
+
+
 def _pair(label: str, value: str, rng: Any, forms: tuple[str, ...]) -> str:
-    return rng.choice(forms).format(label=label, value=value) if rng else f"{label} {value}"
+    if rng is None:
+        return f"{label} {value}"
+    return rng.choice(forms).format(label=label, value=spoken_date_or_time(value, rng))
 
 
 def describe_args(arguments: dict[str, Any], rng: Any = None, *, note: bool = False) -> str:

@@ -114,6 +114,13 @@ def value_in(value: Any, normalised_text: str) -> bool:
         False
         >>> value_in(3, normalise("for 3.", numbers="canonical"))
         True
+
+    A date or a time also counts when said the way people say it:
+
+        >>> value_in("2026-05-01", "on may 1st please"), value_in("19:30", "at 7:30 pm")
+        (True, True)
+        >>> value_in("2026-05-01", "on may 11th"), value_in("19:00", "at 9 pm")
+        (False, False)
     """
     if isinstance(value, bool) or value is None:
         return False
@@ -126,7 +133,36 @@ def value_in(value: Any, normalised_text: str) -> bool:
     if not needle:
         return False
     pattern = r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-]|\.\d)"
-    return re.search(pattern, normalised_text) is not None
+    if re.search(pattern, normalised_text) is not None:
+        return True
+    spoken = _spoken_pattern(value) if isinstance(value, str) else None
+    return spoken is not None and re.search(spoken, normalised_text) is not None
+
+
+_MONTHS = (
+    "january february march april may june july august september october november december"
+).split()
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+
+
+def _spoken_pattern(value: str) -> str | None:
+    """How an ISO date or ``HH:MM`` time may be said, as a pattern over normalised text:
+    "May 1st", "1 May 2026", "7 pm", "7:30 pm" (a date's year is not checked)."""
+    if match := _ISO_DATE.match(value):
+        month_index, day = int(match.group(2)), int(match.group(3))
+        if not 1 <= month_index <= 12:
+            return None
+        month = _MONTHS[month_index - 1]
+        months = rf"(?:{month}|{month[:3]})\.?"
+        nth = rf"0?{day}(?:st|nd|rd|th)?"
+        return rf"\b{months}\s+(?:the\s+)?{nth}\b|\b{nth}\s+(?:of\s+)?{months}(?![a-z])"
+    if match := _CLOCK.match(value):
+        hour, minute = int(match.group(1)), int(match.group(2))
+        twelve, half = hour % 12 or 12, "a" if hour < 12 else "p"
+        minutes = rf":0?{minute}" if minute else r"(?::0{1,2})?"
+        return rf"(?<![\w:.]){twelve}{minutes}\s*{half}\.?m\b"
+    return None
 
 
 def same_value(a: Any, b: Any) -> bool:

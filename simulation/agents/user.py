@@ -8,7 +8,9 @@ scenario are worded differently. What it does each turn, in order:
 1. opening (turn 0): greeting, the objective, and every slot that is neither withheld
    (``partial_information``) nor queued (``incremental_constraint_revelation``); withheld
    values that appear literally in the objective are left out of it grammatically
-   (:func:`simulation.agents.objective.vague_objective`);
+   (:func:`simulation.agents.objective.vague_objective`). In some conversations (seeded) one
+   more value that the objective does not name is forgotten until the assistant asks for
+   it, as people do; dates and times are said the way people say them ("May 1st", "7 pm");
 2. goal revision: announced in the first message at or after user turn ``after_user_turn``
    (0-based message index), or earlier when the assistant asks to confirm an action or asks
    for a revised slot — a user who is about to change their mind does so before committing;
@@ -29,7 +31,7 @@ from typing import Any
 
 from mads_bench.catalog import load_personas
 from mads_bench.data_model import InjectionRecord, Message, Scenario
-from mads_bench.text import split_sentences
+from mads_bench.text import normalise, split_sentences
 from simulation.agents.objective import vague_objective
 from simulation.agents.phrasing import (
     PHRASES,
@@ -38,6 +40,7 @@ from simulation.agents.phrasing import (
     objective_sentence,
     pick,
 )
+from simulation.agents.speech import spoken_date_or_time
 from simulation.agents.style import StyleProfile
 from simulation.agents.text import (
     DONE_TOKEN,
@@ -48,6 +51,7 @@ from simulation.agents.text import (
     reports_completion,
     slot_label,
     spoken_value,
+    value_in,
 )
 
 _TONE = {
@@ -108,10 +112,27 @@ class ScriptedUser:
         self.revision = revisions[0] if revisions else None
         tones = scenario.behaviors_of("adversarial_tone")
         self.tone = tones[0].intensity if tones else None
+        self.deferred = self._defer(random.Random(f"{seed}:{scenario.id}:defer"))
         self.given: set[str] = set()
         self.turn = 0
         self.stalls = 0
         self.injections: list[InjectionRecord] = []
+
+    def _defer(self, rng: random.Random) -> set[str]:
+        """Now and then one value the opening does not mention, as people forget one: it is
+        given when the assistant asks. Never a value the objective names, nor one that a
+        behavior already holds back or revises."""
+        revised = {n for b in self.scenario.behaviors_of("goal_revision") for n in b.revised_slots}
+        objective = normalise(self.scenario.objective, numbers="canonical")
+        candidates = [
+            n
+            for n, value in self.slots.items()
+            if n not in self.withheld | set(self.queue) | revised and not value_in(value, objective)
+        ]
+        opening = [n for n in self.slots if n not in self.withheld and n not in self.queue]
+        if len(opening) < 2 or not candidates or rng.random() >= 0.4:
+            return set()
+        return {rng.choice(candidates)}
 
     def _record(self, kind: str, detail: str) -> None:
         self.injections.append(
@@ -120,7 +141,15 @@ class ScriptedUser:
 
     def _facts(self, names: list[str], rng: random.Random | None = None) -> list[tuple[str, str]]:
         self.given.update(names)
-        return [(self._label(n, rng), spoken_value(self.slots[n])) for n in names]
+        return [(self._label(n, rng), self._value(n, rng)) for n in names]
+
+    def _value(self, name: str, rng: random.Random | None) -> str:
+        """How the user says a slot's value: a date or a time as people say them ("May 1st",
+        "7 pm"), drawn per turn; the rest as :func:`spoken_value` writes it."""
+        value = self.slots[name]
+        if rng is not None and isinstance(value, str):
+            return spoken_date_or_time(value, rng)
+        return spoken_value(value)
 
     @staticmethod
     def _label(name: str, rng: random.Random | None) -> str:
@@ -152,8 +181,8 @@ class ScriptedUser:
                 self._record("adversarial_tone", f"{self.tone}: {phrase}")
         if self.style.layout == "prose":  # values in a sentence, worded per seed
             sentences, lines = [*sentences, facts_sentence(facts, rng)], []
-        else:  # the persona writes key: value lines or lists
-            lines = [f"{label}: {value}" for label, value in facts]
+        else:  # the persona writes key: value lines or lists, in no fixed order
+            lines = [f"{label}: {value}" for label, value in rng.sample(facts, len(facts))]
         text = self.style.apply(
             [s for s in sentences if s], lines, opening=self.turn == 0, closing=done,
             turn=self.turn, filler=FILLER,
@@ -168,7 +197,8 @@ class ScriptedUser:
         return objective_sentence(vague_objective(self.scenario.objective.strip(), held), rng)
 
     def _opening_facts(self, rng: random.Random) -> list[tuple[str, str]]:
-        names = [n for n in self.slots if n not in self.withheld and n not in self.queue]
+        held = self.withheld | set(self.queue) | self.deferred
+        names = [n for n in self.slots if n not in held]
         if self.withheld:
             self._record("partial_information", f"withheld {sorted(self.withheld)}")
         if self.queue:

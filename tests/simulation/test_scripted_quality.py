@@ -218,3 +218,26 @@ def test_every_realisation_keeps_the_cue_the_other_side_reads():
     assert all(
         declines_with_alternatives(f"{lead} {fallback}") for lead in ASSISTANT["decline_lead"]
     )
+
+
+def test_a_forgotten_value_is_held_back_and_dates_are_said_naturally():
+    from mads_bench.text import normalise
+    from simulation.agents.text import value_in
+    from simulation.runner import conversation_seed
+
+    forgotten = natural = 0
+    for scenario in load_all_scenarios():
+        dates = [v for v in scenario.slots.values() if re.fullmatch(r"\d{4}-\d\d-\d\d", str(v))]
+        for repetition in range(3):
+            trajectory = simulate(scenario, seed=0, repetition=repetition)
+            opening = next(m.content for m in trajectory.messages if m.role == "user")
+            said = normalise(opening, numbers="canonical")
+            user = ScriptedUser(scenario, seed=conversation_seed(0, scenario.id, repetition))
+            for name in user.deferred:
+                forgotten += 1
+                # not in the opening (the assistant asks when it needs it)
+                assert not value_in(scenario.slots[name], said), (trajectory.id, name)
+            # a date given in the opening, in words rather than as 2026-05-01
+            natural += any(value_in(d, said) and d not in opening for d in dates)
+            assert trajectory.end_reason == "done"
+    assert forgotten >= 20 and natural >= 20, (forgotten, natural)
