@@ -34,6 +34,10 @@ REQUEST = re.compile(
 NEW_GOAL = re.compile(
     r"\b(also|another|as well|additionally|one more|separate|second)\b", re.IGNORECASE
 )
+REFERENCE = re.compile(
+    r"\b(those|these|them|it|that one|the one|(?:book|reserve|purchase|buy|get) that)\b",
+    re.IGNORECASE,
+)
 SWITCH = re.compile(r"\b(instead|change (?:it|the \w+|that) to|switch to)\b", re.IGNORECASE)
 DEPENDENCY = re.compile(
     r"\b(once|after (?:that|the|you)|as soon as|depending on|depends on|before (?:i|we)|"

@@ -206,7 +206,10 @@ class MemoryTracker:
         touched: dict[int, list[str]] = {}
         carried: list[int] = []
         for clause, vector in zip(clauses, vectors, strict=True):
-            targets = self._process_clause(clause, vector, speaker)
+            if carried and _reports_done(clause, speaker):
+                targets = carried  # "Your confirmation number is …" closes what was just said
+            else:
+                targets = self._process_clause(clause, vector, speaker)
             if not targets and not domain_cues(clause):
                 targets = carried  # "Please reserve that one." refers to the last goal named
             for index in targets:
@@ -287,13 +290,19 @@ class MemoryTracker:
             return match
         # "I'd like a morning flight." adds to the flight already asked for, whatever intent
         # the clause reads as on its own
-        return self._in_domain(intent.domain)
+        match = self._in_domain(intent.domain, ("open", "pending"))
+        if match is None and cues.REFERENCE.search(clause):
+            # "Can you purchase those tickets?" acts on what an earlier goal found
+            match = self._in_domain(intent.domain, ("open", "pending", "completed"))
+            if match is None and neighbours:
+                match = neighbours[0][0]
+        return match
 
-    def _in_domain(self, domain: str) -> int | None:
-        """The most recent goal of ``domain`` that is still in play."""
+    def _in_domain(self, domain: str, statuses: tuple[str, ...]) -> int | None:
+        """The most recent goal of ``domain`` whose status is one of ``statuses``."""
         for index in range(len(self.store.goals) - 1, -1, -1):
             goal = self.store.goals[index]
-            if goal.domain == domain and goal.status in ("open", "pending"):
+            if goal.domain == domain and goal.status in statuses:
                 return index
         return None
 
@@ -411,3 +420,12 @@ def settings_for(memory: str, intent: str) -> dict[str, float]:
 
 def _clauses(utterance: str) -> list[str]:
     return cues.split_clauses(utterance) or ([utterance] if utterance.strip() else [])
+
+
+def _reports_done(clause: str, speaker: str) -> bool:
+    """A completion report that names no domain ("Your confirmation number is BT78294.")."""
+    return (
+        not domain_cues(clause)
+        and not cues.is_request(clause)
+        and cues.classify_status(clause, speaker) == "completed"
+    )

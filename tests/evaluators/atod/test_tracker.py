@@ -17,6 +17,12 @@ def tracker() -> MemoryTracker:
     return MemoryTracker()
 
 
+@pytest.fixture(scope="module")
+def default_tracker() -> MemoryTracker:
+    """What `atod track` runs: static-encoder memory, MiniLM intents."""
+    return MemoryTracker.for_encoders()
+
+
 def test_goal_store_search_threshold():
     store = GoalStore(dim=2)
     store.insert("hotel", "Hotels", "ReserveHotel", "r", np.array([1.0, 0.0]), turn=1)
@@ -130,7 +136,7 @@ def test_deferral_and_empty_results_cues():
     assert classify_status("I'm not finding any exact matches for that.", "SYSTEM") == "failed"
 
 
-def test_follow_up_joins_the_domain_goal_and_also_opens_a_new_one(tracker):
+def test_follow_up_joins_the_domain_goal_and_also_opens_a_new_one(default_tracker):
     turns = [
         ("USER", "I need to book a one-way flight from Boston to Denver on May 3rd."),
         ("SYSTEM", "Sure, what time of day would you like to fly?"),
@@ -140,7 +146,23 @@ def test_follow_up_joins_the_domain_goal_and_also_opens_a_new_one(tracker):
         # "also" + "another": a second goal of the same intent
         ("USER", "I also need to book another one-way flight from Denver to Austin on May 9th."),
     ]
-    state = tracker.track(turns)
+    state = default_tracker.track(turns)
     flights = [g for g in state.goals if g.domain == "Flights"]
     assert len(flights) == 2
     assert [g.first_turn for g in flights] == [1, 5]
+
+
+def test_references_and_unnamed_confirmations_stay_with_their_goal(default_tracker):
+    turns = [
+        ("USER", "I want to find a jazz concert in Chicago on October 12th."),
+        ("SYSTEM", "I found the Marcus Johnson Quartet at the Green Mill at 8 PM."),
+        ("USER", "Thanks for the information, that's helpful."),
+        ("SYSTEM", "You're welcome, anything else?"),
+        # an intent of its own, but "those" points back at what the search found
+        ("USER", "Actually, can you buy those concert tickets for me?"),
+        # a bare confirmation number closes the goal the clause before it talked about
+        ("SYSTEM", "I've booked your tickets for the concert. Your confirmation number is JZ-114."),
+    ]
+    state = default_tracker.track(turns)
+    assert len(state.goals) == 1
+    assert state.goals[0].status == "completed"
