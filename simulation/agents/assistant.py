@@ -181,10 +181,13 @@ class ScriptedAssistant(RecoveryMixin):
                     tool=call.name,
                     args=speech.describe_args(args, rng, note=True),
                 )
-                lead = "Instead, I can" if self.note else f"{again}{say('ready', rng)}"
+                lead = f"{again}{say('ready', rng)}"
+                if not again and rng.random() < 0.4:  # an SGD "Please confirm the following:"
+                    lead = say("confirm_lead", rng)
                 text = say(
-                    "confirm", rng, lead=lead.strip(), action=slot_label(call.name),
-                    args=speech.describe_args(args, rng), question=say("confirm_question", rng),
+                    "confirm", rng, lead="Instead, I can" if self.note else lead.strip(),
+                    action=slot_label(call.name), args=speech.describe_args(args, rng).rstrip("."),
+                    question=say("confirm_question", rng),
                 )  # fmt: skip
                 return (
                     think,

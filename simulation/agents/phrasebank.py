@@ -12,6 +12,8 @@ templates:
 - user ``INFORM`` turns of one slot, the value span replaced by ``{value}`` -> ``inform``;
 - system ``REQUEST`` turns of one slot whose words follow "your", "the", "what" or "which",
   replaced by ``{label}`` -> ``ask``;
+- system ``CONFIRM`` turns, the text before the first value when it ends in a colon ->
+  ``confirm_lead`` ("Please confirm the following details:");
 - system ``REQ_MORE`` turns -> ``req_more``; system ``NOTIFY_SUCCESS`` turns without a slot
   span that say the thing is done -> ``success``.
 
@@ -49,7 +51,17 @@ from simulation.agents.text import asks_confirmation, is_affirmative, reports_co
 __all__ = ["CATEGORIES", "DOMAIN_WORDS", "load_phrasebank", "load_sgd", "mine_phrasebank"]
 
 SHIPPED = Path(__file__).with_name("phrasebank.sgd-train.json")
-CATEGORIES = ("agree", "thanks", "no_thanks", "inform", "ask", "req_more", "success")
+CATEGORIES = (
+    "agree",
+    "thanks",
+    "no_thanks",
+    "inform",
+    "ask",
+    "confirm_lead",
+    "req_more",
+    "success",
+)
+USER_CATEGORIES = ("agree", "thanks", "no_thanks", "inform")
 LICENSE = "CC BY-SA 4.0"
 SOURCE = "Schema-Guided Dialogue (Rastogi et al., 2020), train split, dialogue-act annotated turns"
 
@@ -63,7 +75,7 @@ DOMAIN_WORDS = frozenset(
     "account bus train there here people person hear".split()
 )
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
-_CLEAN = re.compile(r"^[A-Za-z][A-Za-z ,.!?']*$")
+_CLEAN = re.compile(r"^[A-Za-z][A-Za-z ,.!?':]*$")
 # what may stand around a placeholder: nothing that says what kind of thing the value is
 _INFORM_WORDS = frozenset(
     "it it's its is would will should be that that's this please thanks thank you i i'm "
@@ -77,7 +89,11 @@ _ASK_WORDS = frozenset(
 )
 _ASK_BEFORE = frozenset(("your", "the", "what", "which"))
 _INFORM_BAD = re.compile(r"\bi would be\b", re.IGNORECASE)
-_ASK_BAD = re.compile(r"\b(need|want|like) (it|that)\b|\bi what\b|\bi can\b|\bwhat the\b", re.I)
+_ASK_BAD = re.compile(
+    r"\b(need|want|like) (it|that)\b|\bi what\b|\bi can\b|\bwhat the\b|"
+    r"\{label\} (you|that you) (need|want|would like)\b",
+    re.IGNORECASE,
+)
 # "what {label}" only as a bare question: "What order ID would you like?" reads as a preference
 _ASK_BARE = re.compile(r"^(\w+[,.!]? )*(what|which) \{label\}( please)?\?$", re.IGNORECASE)
 _ASK_SLOT = r"\b(your|the|which|what) ({words})\b"
@@ -102,10 +118,10 @@ def load_sgd(folder: Path | str, limit: int | None = None) -> list[dict[str, Any
 
 def _tidy(text: str) -> str:
     """One space between words, a capital and "I" where the crowd typed "i", a final stop."""
-    text = " ".join(text.split())
+    text = re.sub(r"\s+([:,.!?])", r"\1", " ".join(text.split()))
     text = re.sub(r"\bi\b", "I", text)
     text = text[:1].upper() + text[1:]
-    return text if text[-1:] in ".!?" else text + "."
+    return text if text[-1:] in ".!?:" else text + "."
 
 
 def _words(text: str) -> list[str]:
@@ -152,6 +168,10 @@ def _categorise(
         return None, text
     if names == {"REQ_MORE"}:
         return "req_more", text
+    if names == {"CONFIRM"} and spans:
+        before = text[: min(span["start"] for span in spans)]
+        if ":" in before:  # "Please confirm the following details:"
+            return "confirm_lead", before[: before.index(":") + 1]
     if names == {"NOTIFY_SUCCESS"} and not spans:
         return "success", text
     if names == {"REQUEST"} and len(acts) == 1:
@@ -170,6 +190,8 @@ def _keeps(category: str, template: str, generic: set[str]) -> bool:
     words = _words(template)
     if not words or len(words) > 20 or any(w not in generic or w in DOMAIN_WORDS for w in words):
         return False
+    if category == "confirm_lead":
+        return template.endswith(":") and not re.search(r"\bconfirmed\b", template, re.I)
     if category == "inform":
         return (
             set(words) <= _INFORM_WORDS
@@ -228,7 +250,7 @@ def mine_phrasebank(
     }
     bank: dict[str, list[str]] = {}
     for category, counts in found.items():
-        side = "USER" if category in ("agree", "thanks", "no_thanks", "inform") else "SYSTEM"
+        side = "USER" if category in USER_CATEGORIES else "SYSTEM"
         forms: dict[str, Counter[str]] = defaultdict(Counter)
         for raw, count in counts.items():
             text = _tidy(raw)

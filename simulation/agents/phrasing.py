@@ -162,9 +162,7 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{lead} {action} with {args}. {question}",
         "{lead} {action} with {args}. {question}",
         "{lead} {action} using {args}. {question}",
-        "{lead} {action} ({args}). {question}",
         "{lead} {action}, with {args}. {question}",
-        "{lead} {action} for {args}. {question}",
         "{lead} {action}: {args}. {question}",
     ),
     # closes a confirmation: each carries a cue of `asks_confirmation`
@@ -507,10 +505,11 @@ _MINED: dict[str, tuple[str, ...]] = {
     "no_more": ("no_thanks",),
     "thanks_declined": ("no_thanks",),
     "ask": ("ask",),
+    "confirm_lead": ("confirm_lead",),
     "req_more": ("req_more",),
 }
 PHRASES["no_more"] = ("No, that's all, thanks.", "No thanks, that covers it.")
-ASSISTANT_ONLY_MINED = ("success", "req_more")
+ASSISTANT_ONLY_MINED = ("success", "req_more", "confirm_lead")
 
 
 def variants(act: str, *, assistant: bool = False) -> tuple[str, ...]:
@@ -559,10 +558,12 @@ def objective_sentence(objective: str, rng: random.Random) -> str:
     """The opening request, phrased one of several ways (a first-person objective as is)."""
     first = objective.split()[0].casefold() if objective.split() else ""
     if first in ("i", "my", "i'd", "i'm"):
-        return objective
-    objective = objective.rstrip(" .!?")
-    text = rng.choice(_OPENERS).format(objective=objective[0].lower() + objective[1:])
-    return text if text.endswith("?") else text + "."
+        text = objective
+    else:
+        objective = objective.rstrip(" .!?")
+        text = rng.choice(_OPENERS).format(objective=objective[0].lower() + objective[1:])
+        text = text if text.endswith("?") else text + "."
+    return text
 
 
 def answer_sentence(value: str, rng: random.Random) -> str:

@@ -44,6 +44,12 @@ def test_mining_keeps_generic_templates_and_drops_domain_ones():
             _turn("USER", "I want to go on March 3rd.", [("INFORM", "date")], [(16, 25)]),
             _turn("SYSTEM", "What is your city?", [("REQUEST", "city")]),
             _turn("SYSTEM", "Which city should I search in?", [("REQUEST", "city")]),
+            _turn(
+                "SYSTEM",
+                "Please confirm the following details: a table for 2 at Bird Dog.",
+                [("CONFIRM", "restaurant_name")],
+                [(55, 63)],
+            ),
             _turn("SYSTEM", "Can I help with anything else?", [("REQ_MORE", "")]),
             _turn("SYSTEM", "Shall I help you with anything else?", [("REQ_MORE", "")]),
             _turn("SYSTEM", "Okay, all done.", [("NOTIFY_SUCCESS", "")]),
@@ -59,6 +65,8 @@ def test_mining_keeps_generic_templates_and_drops_domain_ones():
         "inform": ["It's {value}."],
         # "search in" is about places: dropped
         "ask": ["What is your {label}?"],
+        # the words before the first value, up to a colon
+        "confirm_lead": ["Please confirm the following details:"],
         # "Shall I ...?" would read as asking to confirm an action: dropped
         "req_more": ["Can I help with anything else?"],
         "success": ["Okay, all done."],
@@ -108,6 +116,8 @@ def _check(bank):
     assert all("{label}" in t and t.endswith("?") for t in bank["ask"])
     assert all("{value}" in t for t in bank["inform"])
     assert not any(asks_confirmation(t) for t in bank["req_more"])
+    # a confirmation lead introduces the details
+    assert all(t.endswith(":") for t in bank["confirm_lead"])
     # a success line is read as a completion report
     assert all(reports_completion(t) for t in bank["success"])
 

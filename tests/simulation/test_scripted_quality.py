@@ -15,9 +15,16 @@ import pytest
 
 from mads_bench.catalog import load_all_scenarios
 from mads_bench.pre_act import parse_step
+from mads_bench.text import normalise
 from simulation.agents import ScriptedUser
 from simulation.agents.objective import vague_objective
-from simulation.agents.text import asks_confirmation, render_value, reports_completion, slot_label
+from simulation.agents.text import (
+    asks_confirmation,
+    render_value,
+    reports_completion,
+    slot_label,
+    value_in,
+)
 from simulation.runner import simulate
 from simulation.validator import NO_EMBEDDINGS, validate_trajectories
 
@@ -111,7 +118,9 @@ def test_refusal_is_explained_and_the_alternative_offered() -> None:
     offer = next(t for t in texts if "Saturday waitlist" in t)
     # one say explains the rule and offers the next table (21:00), asking before booking
     assert offer.startswith("I'm sorry, I could not join waitlist: The Saturday waitlist")
-    assert "Instead, I can create reservation" in offer and "21:00" in offer
+    # (the time said as people say it: "21:00", "9 pm", "9:00 pm")
+    said = normalise(offer, numbers="canonical")
+    assert "Instead, I can create reservation" in offer and value_in("21:00", said)
     assert asks_confirmation(offer)
     booked = [
         r
