@@ -68,8 +68,8 @@ SETTINGS: dict[tuple[str, str], dict[str, float]] = {
     },
     ("minilm-static", "minilm-static"): {
         "threshold": 0.50,
-        "intent_threshold": 0.45,
-        "unnamed_intent_threshold": 0.70,
+        "intent_threshold": 0.35,
+        "unnamed_intent_threshold": 0.60,
     },
 }
 """Thresholds per (memory, intent) encoder pair: cosines differ in scale between encoders.
