@@ -74,7 +74,10 @@ def _split_summary(rows: list[dict], pred: list[Dialogue], gold: list[Dialogue])
         "conditional_status_accuracy": _ratio(
             sum(r["status_correct"] for r in rows), sum(r["status_total"] for r in rows)
         ),
+        "dependency_precision": _ratio(tp, tp + fp),
+        "dependency_recall": _ratio(tp, tp + fn),
         "dependency_f1": _ratio(2 * tp, 2 * tp + fp + fn),
+        "dependency_edges": {"tp": tp, "fp": fp, "fn": fn},
         "dgcr": dgcr(pooled_goals(pred)),
         "ntc": ntc(pooled_goals(pred)),
         "gold_dgcr": dgcr(pooled_goals(gold)),
@@ -146,6 +149,8 @@ def score_dialogues(
             "goal_detection_recall",
             "goal_detection_f1",
             "conditional_status_accuracy",
+            "dependency_precision",
+            "dependency_recall",
             "dependency_f1",
         )
     }
@@ -167,6 +172,7 @@ def score_dialogues(
                 "completion_turn_mae",
                 "timing_pairs",
                 "status_confusion",
+                "dependency_edges",
             )
         },
         "progress": everything["progress"],
@@ -237,6 +243,8 @@ def render_markdown(report: dict) -> str:
         ("goal_detection_recall", True),
         ("goal_detection_f1", True),
         ("conditional_status_accuracy", True),
+        ("dependency_precision", True),
+        ("dependency_recall", True),
         ("dependency_f1", True),
         ("dgcr", False),
         ("ntc", False),

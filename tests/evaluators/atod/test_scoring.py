@@ -42,13 +42,12 @@ def _dialogue(goals: list[tuple], turns: int = 10, did: str = "d1") -> Dialogue:
 GOLD = _dialogue(
     [("g1", "book a hotel", "completed", 1, []), ("g2", "find a flight", "pending", 6, ["g1"])]
 )
-PRED = _dialogue(
-    [
-        ("p1", "hotel please", "completed", 1, []),
-        ("p2", "flight to Rome", "abandoned", 6, ["p1"]),
-        ("p3", "weather today", "open", 2, []),
-    ]
-)
+PRED_ROWS = [
+    ("p1", "hotel please", "completed", 1, []),
+    ("p2", "flight to Rome", "abandoned", 6, ["p1"]),
+    ("p3", "weather today", "open", 2, []),
+]
+PRED = _dialogue(PRED_ROWS)
 
 
 def test_strict_figures(keyword_embedder):
@@ -60,6 +59,14 @@ def test_strict_figures(keyword_embedder):
     assert report["conditional_status_accuracy"] == 0.5
     # the edge p1->p2 maps onto g1->g2: TP 1, FP 0, FN 0
     assert report["dependency_f1"] == 1.0
+    assert report["dependency_edges"] == {"tp": 1, "fp": 0, "fn": 0}
+    assert report["dependency_precision"] == report["dependency_recall"] == 1.0
+    # an edge onto an unmatched goal is a false positive: P 1/2, R 1/1
+    extra = _dialogue([*PRED_ROWS[:2], ("p3", "weather today", "open", 2, ["p1"])])
+    with_fp = score_dialogues([extra], [GOLD], mode="strict", embedder=keyword_embedder)
+    assert with_fp["dependency_edges"] == {"tp": 1, "fp": 1, "fn": 0}
+    assert with_fp["dependency_precision"] == 0.5 and with_fp["dependency_recall"] == 1.0
+    assert with_fp["dependency_f1"] == pytest.approx(2 / 3)
     # the same under by_complexity
     assert report["by_complexity"]["medium"]["goal_detection_f1"] == pytest.approx(0.8)
 
