@@ -536,7 +536,8 @@ def pick(act: str, rng: random.Random) -> str:
     tails = _TAILS.get(act)
     if act == "agree":  # or an SGD thank-you that does not take leave
         tails = (*_TAILS["agree"], *_thanks_in_passing())
-    if tails and rng.random() < 0.6:
+    # a goodbye is short more often than not; a yes now and then says thanks too
+    if tails and rng.random() < (0.3 if act == "thanks_done" else 0.6):
         text = f"{text} {rng.choice(tails)}"
     return text
 

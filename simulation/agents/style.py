@@ -10,10 +10,12 @@ in every message and identical for the same persona.
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass, field
 
 from mads_bench.data_model import Persona
+from simulation.agents.text import is_affirmative, is_refusal
 
 _QUOTED = re.compile(r"'([^']{1,60}?)'(?=[\s,.;:)!?]|$)")
 # Cue words a quoted phrase follows ("opens with 'X'") or precedes ("'X' at the end").
@@ -38,6 +40,8 @@ class StyleProfile:
     layout: str = "prose"  # prose | dash | key_value | numbered
     terse: bool = False
     no_punctuation: bool = False
+    slips: tuple[str, ...] = ()  # typos | no_apostrophes | hedges | abbreviations
+    abbreviations: tuple[str, ...] = ()  # the persona's own ('pls', 'thx', 'u', ...)
     cues: list[str] = field(default_factory=list)
 
     @classmethod
@@ -82,6 +86,18 @@ class StyleProfile:
         elif "numbers his requests" in lowered or "numbered conditions" in lowered:
             layout = "numbered"
         terse = bool(re.search(r"\bterse|minimalist|clipped|fragments|one line per", lowered))
+        quoted = {q.group(1).casefold() for q in quotes}
+        abbreviations = tuple(sorted(quoted & set(_ABBREVIATIONS)))
+        slips = tuple(
+            kind
+            for kind, on in (
+                ("typos", "typo" in lowered),
+                ("no_apostrophes", "apostrophe" in lowered),
+                ("hedges", "hedging" in lowered or "'um'" in lowered),
+                ("abbreviations", bool(abbreviations)),
+            )
+            if on
+        )
         return cls(
             greeting=None if no_greeting else greeting,
             sign_off=sign_off,
@@ -90,6 +106,8 @@ class StyleProfile:
             layout=layout,
             terse=terse,
             no_punctuation="no punctuation" in lowered,
+            slips=slips,
+            abbreviations=abbreviations,
             cues=[c for c, on in (("terse", terse), ("layout:" + layout, layout != "prose")) if on],
         )
 
@@ -102,6 +120,8 @@ class StyleProfile:
         closing: bool = False,
         turn: int = 0,
         filler: tuple[str, ...] = (),
+        rng: random.Random | None = None,
+        protected: tuple[str, ...] = (),
     ) -> str:
         """Write ``sentences`` plus ``facts`` (``label: value`` strings) in this voice.
 
@@ -112,6 +132,9 @@ class StyleProfile:
             closing: add the sign-off.
             turn: 0-based user turn, picks the emoji deterministically.
             filler: sentences a terse writer leaves out.
+            rng: draws the persona's slips (typos, dropped apostrophes, hedges, its own
+                abbreviations); none without it.
+            protected: strings a slip never touches (slot labels and values).
 
         Returns:
             `str`: the message text.
@@ -146,6 +169,8 @@ class StyleProfile:
             if self.layout != "prose"
             else " ".join(p for p in parts if p)
         )
+        if rng is not None and self.slips:
+            text = self._slip(text, rng, protected)
         if self.emojis:
             text = f"{text} {self.emojis[turn % len(self.emojis)]}"
         if self.no_punctuation:
@@ -155,6 +180,73 @@ class StyleProfile:
         elif self.case == "upper":
             text = text.upper()
         return text
+
+    def _slip(self, text: str, rng: random.Random, protected: tuple[str, ...]) -> str:
+        """The persona's slips, drawn per word, outside ``protected`` strings; a message that
+        agreed or refused still does (the assistant reads those cues)."""
+        keep = [re.escape(p) for p in sorted({p for p in protected if p}, key=len, reverse=True)]
+        pieces = re.split(f"({'|'.join(keep)})", text, flags=re.IGNORECASE) if keep else [text]
+        out = []
+        for index, piece in enumerate(pieces):
+            out.append(piece if index % 2 else _WORD_RE.sub(lambda m: self._word(m, rng), piece))
+        slipped = "".join(out)
+        if "hedges" in self.slips and rng.random() < 0.4:
+            slipped = f"{rng.choice(_HEDGES)} {slipped[:1].lower()}{slipped[1:]}"
+        same_cues = is_affirmative(slipped) == is_affirmative(text) and is_refusal(
+            slipped
+        ) == is_refusal(text)
+        return slipped if same_cues else text
+
+    def _word(self, match: re.Match[str], rng: random.Random) -> str:
+        word = match.group(0)
+        lowered = word.casefold()
+        if (
+            "abbreviations" in self.slips
+            and lowered in self.abbreviations_for
+            and rng.random() < 0.5
+        ):
+            return self.abbreviations_for[lowered]
+        if "no_apostrophes" in self.slips and "'" in word and rng.random() < 0.7:
+            return word.replace("'", "")
+        if "typos" in self.slips and lowered in _TYPOS and rng.random() < 0.25:
+            return _TYPOS[lowered]
+        return word
+
+    @property
+    def abbreviations_for(self) -> dict[str, str]:
+        """Full word -> the persona's abbreviation of it."""
+        return {_ABBREVIATIONS[a]: a for a in self.abbreviations}
+
+
+_WORD_RE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+# misspellings of function words only: a label or a value is never one of these
+_TYPOS = {
+    "the": "teh",
+    "what": "waht",
+    "with": "wiht",
+    "just": "jsut",
+    "have": "ahve",
+    "because": "becuase",
+    "really": "realy",
+    "tomorrow": "tommorow",
+    "receive": "recieve",
+    "would": "woudl",
+    "could": "coudl",
+    "about": "abotu",
+    "know": "konw",
+    "their": "thier",
+}
+_ABBREVIATIONS = {
+    "pls": "please",
+    "thx": "thanks",
+    "u": "you",
+    "ur": "your",
+    "rn": "right now",
+    "sry": "sorry",
+    "b4": "before",
+    "tmrw": "tomorrow",
+}
+_HEDGES = ("Um,", "Um, actually,", "Sorry, um,", "So, um,", "Er,")
 
 
 def _cued_quote(

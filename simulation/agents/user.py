@@ -148,7 +148,7 @@ class ScriptedUser:
         "7 pm"), drawn per turn; the rest as :func:`spoken_value` writes it."""
         value = self.slots[name]
         if rng is not None and isinstance(value, str):
-            return spoken_date_or_time(value, rng)
+            return spoken_date_or_time(spoken_value(value), rng)
         return spoken_value(value)
 
     @staticmethod
@@ -156,7 +156,7 @@ class ScriptedUser:
         """How the user names a slot: an identifier's "ID" is now and then a "number"."""
         label = slot_label(name)
         if rng is not None and label.endswith(" ID") and rng.random() < 0.4:
-            return label[:-2] + rng.choice(("number", "no.", "ID number", "#"))
+            return label[:-2] + rng.choice(("number", "ID number", "#"))
         return label
 
     def respond(self, view: list[Message]) -> Message:
@@ -183,9 +183,14 @@ class ScriptedUser:
             sentences, lines = [*sentences, facts_sentence(facts, rng)], []
         else:  # the persona writes key: value lines or lists, in no fixed order
             lines = [f"{label}: {value}" for label, value in rng.sample(facts, len(facts))]
+        protected = tuple(
+            {slot_label(n) for n in self.slots}
+            | {spoken_value(v) for v in self.slots.values()}
+            | {text for fact in facts for text in fact}
+        )
         text = self.style.apply(
             [s for s in sentences if s], lines, opening=self.turn == 0, closing=done,
-            turn=self.turn, filler=FILLER,
+            turn=self.turn, filler=FILLER, rng=rng, protected=protected,
         )  # fmt: skip
         if done:
             text = f"{text} {DONE_TOKEN}"

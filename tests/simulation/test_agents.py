@@ -171,6 +171,28 @@ def test_user_incremental_revelation_and_revision() -> None:
     assert any(i.kind == "goal_revision" for i in user.injections)
 
 
+def test_persona_slips_spare_values_and_cues() -> None:
+    import random
+
+    personas = load_personas()
+    samuel = StyleProfile.from_persona(personas["samuel_adeyemi"])  # typos, 'pls', 'thx'
+    assert {"typos", "abbreviations"} <= set(samuel.slips) and "pls" in samuel.abbreviations
+    sentence = "I would like to know what the status is with the order from the store"
+    slipped = {
+        samuel.apply([sentence, "Yes, please."], ["the note: what the"], rng=random.Random(seed),
+                     protected=("the note", "what the"))
+        for seed in range(30)
+    }  # fmt: skip
+    # seeded typos and abbreviations differ between draws ...
+    assert len(slipped) > 5 and any("teh" in t or "pls" in t for t in slipped)
+    for text in slipped:
+        # ... never inside a label or value, and a yes stays a yes
+        assert "the note: what the" in text.split("details: ")[-1] and is_affirmative(text)
+    # a persona without slips writes the same with or without a generator
+    tomasz = StyleProfile.from_persona(personas["tomasz_nowak"])
+    assert tomasz.apply([sentence], [], rng=random.Random(0)) == tomasz.apply([sentence], [])
+
+
 def test_adversarial_tone_scales_with_intensity() -> None:
     base = load_domain("mock").scenarios[0]
     texts = {}
