@@ -145,11 +145,12 @@ def run_cv(args: argparse.Namespace) -> int:
     _check_encoders(args)
     if args.out is not None:
         check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
+    if args.folds < 2:
+        raise UsageError(f"--folds {args.folds}: cross-validation needs at least 2 folds")
     gold = _load("--dialogues", args.dialogues)
-    if len(gold) < max(2, args.folds):
+    if len(gold) < args.folds:
         raise UsageError(
-            f"--folds {args.folds}: needs at least 2 folds and a dialogue per fold "
-            f"({args.dialogues} has {len(gold)})"
+            f"--folds {args.folds}: needs a dialogue per fold ({args.dialogues} has {len(gold)})"
         )
     result = cross_validate(
         gold,

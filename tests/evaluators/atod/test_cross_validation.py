@@ -63,5 +63,7 @@ def test_cv_command(sample_path, tmp_path, capsys):
     # too many folds, and an unknown encoder pair, are one line each
     assert main(["atod", "cv", "--dialogues", str(sample_path), "--folds", "5"]) == 2
     assert "--folds 5" in capsys.readouterr().err
+    assert main(["atod", "cv", "--dialogues", str(sample_path), "--folds", "1"]) == 2
+    assert "at least 2 folds" in capsys.readouterr().err
     assert main([*args, "--encoder", "bogus"]) == 2
     assert "--encoder/--intent-encoder" in capsys.readouterr().err
