@@ -242,8 +242,9 @@ class ScriptedAssistant(RecoveryMixin):
     def _finish(self, reason: str = "") -> Decision:
         self.note = None  # the summary repeats any refusal still standing
         if self.scenario.impossible:
-            lead = say("decline_lead", self._rng())
-            text = speech.spoken_fallback(self.scenario.fallback_behavior or "", lead)
+            rng = self._rng()
+            lead = say("decline_lead", rng)
+            text = speech.spoken_fallback(self.scenario.fallback_behavior or "", lead, rng)
             names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "the tools"
             think = (
                 f"{reason}What {names} returned shows the task cannot be done as asked, "

@@ -135,6 +135,10 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "I search again?",
         "{tool} returned no matches, unfortunately. As an alternative I could search once "
         "more{change}. Do you want me to search again?",
+        "I'm sorry, {tool} had no results this time. Another option is a second search{change}. "
+        "Would you like me to try again?",
+        "Unfortunately there were no results from {tool}. I could instead search "
+        "again{change}. Shall I do that?",
     ),
     "resubmit": (
         "The {tool} request was refused: {message} Shall I resubmit it now?",
@@ -148,6 +152,8 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "another option, or you could contact the team directly.",
         "I'm sorry, the request to {tool} did not go through: {message} Instead, I can look at "
         "another option with you, or you could reach the team directly.",
+        "Unfortunately, {tool} was turned down: {message} I can help you find an alternative "
+        "instead, or you could get in touch with the team directly.",
     ),
     # asks for slots: each names them and ends with "?" (the user answers what is named)
     "ask": (
@@ -360,6 +366,12 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Everything has been processed. Here is the outcome: {facts}.",
         "That has been taken care of. What I did: {facts}.",
         "Completed successfully. Here are the details: {facts}.",
+        "Your request is done. The particulars: {facts}.",
+        "That went through successfully. In short: {facts}.",
+        "Good news, it is done. For reference: {facts}.",
+        "All done on my side. Recap: {facts}.",
+        "That has been sorted. What came back: {facts}.",
+        "It went through successfully; the details are {facts}.",
     ),
     # one tool's result inside a report (never a completion claim of its own)
     "result": (
@@ -386,6 +398,11 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "I looked it up. Here is what I found: {facts}.",
         "Here's what I found in the records: {facts}.",
         "Your question is now answered. This is what came back: {facts}.",
+        "I checked for you, and here is what I found: {facts}.",
+        "Good news, the look-up worked. Here's what I found: {facts}.",
+        "The search is done. Results: {facts}.",
+        "That is now looked up. In short: {facts}.",
+        "Here is what I found on my end: {facts}.",
     ),
     # checks a slot the user stated differently from before; ends with a confirmation cue
     "stale": (
@@ -394,6 +411,8 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Before I go on: you mentioned {slot} {value}. Should I use that?",
         "Quick check: is it {slot} {value} you want? Shall I continue with that?",
         "I want to be sure I have this right: {slot} {value}. Do you want me to go ahead with it?",
+        "One thing to confirm first: you'd like {slot} {value}, right? Should I use that?",
+        "Let me double-check: {slot} {value} is what you want? Shall I go on with it?",
     ),
 }
 
@@ -424,7 +443,6 @@ _OPENERS = (
     "I'm wondering if you can help me {objective}",
     "Quick one: I need to {objective}",
     "I've been meaning to {objective}",
-    "So, I need to {objective}",
     "I have a request: I'd like to {objective}",
     "Can we {objective}?",
 )
@@ -434,15 +452,15 @@ _FACT_FORMS = (
     "the {label} is {value}",
     "{value} for the {label}",
     "{label} {value}",
-    "{label} would be {value}",
     "the {label} should be {value}",
     "{value} is the {label}",
     "{value} is my {label}",
-    "use {value} for the {label}",
     "{label} - {value}",
     "it's {value} for the {label}",
-    "as for the {label}, {value}",
     "{label} is {value}",
+)
+_LONE_FACT_FORMS = tuple(
+    f for f in _FACT_FORMS if f not in ("{label} {value}", "{label} - {value}")
 )
 _JOINERS = ("; ", ", ", " and ")
 _LEADS = (
@@ -579,9 +597,16 @@ def facts_sentence(facts: list[tuple[str, str]], rng: random.Random) -> str:
         return ""
     order = list(facts)
     rng.shuffle(order)
-    parts = [rng.choice(_FACT_FORMS).format(label=label, value=value) for label, value in order]
-    split = len(parts) >= 3 and rng.random() < 0.4
-    first, second = (parts[: len(parts) // 2], parts[len(parts) // 2 :]) if split else (parts, [])
+    # a lone "Date May 28th." reads like the assistant's words to the role-confusion check:
+    # one value on its own gets a form with a verb or a colon
+    split = len(order) >= 3 and rng.random() < 0.25
+    cut = len(order) // 2 if split else len(order)
+    parts = [
+        rng.choice(_FACT_FORMS if (cut if i < cut else len(order) - cut) > 1 else _LONE_FACT_FORMS)
+        .format(label=label, value=value)
+        for i, (label, value) in enumerate(order)
+    ]  # fmt: skip
+    first, second = parts[:cut], parts[cut:]
     text = rng.choice(_LEADS) + _joined(first, rng)
     text = text[0].upper() + text[1:] + "."
     if second:

@@ -108,13 +108,13 @@ def _scalars(record: dict[str, Any], rng: Any = None) -> list[str]:
     if rng is not None:  # the record's own key first (it names the thing), the rest in any order
         rest = fields[1:]
         rng.shuffle(rest)
-        fields = fields[:1] + rest[: rng.randint(3, _MAX_FIELDS - 1)]  # and not always all
+        fields = fields[:1] + rest[: rng.randint(2, _MAX_FIELDS - 1)]  # and not always all
     return fields
 
 
 def describe_result(content: Any, rng: Any = None) -> str:
     """A short, faithful description of a successful tool result; with a seeded ``rng``, the
-    fields after the first in a varied order and form, 4 to 6 of them.
+    fields after the first in a varied order and form, 3 to 6 of them.
 
     Example:
         >>> describe_result({"order_id": "O2", "status": "placed", "items": [{"id": "I1"}]})
@@ -171,23 +171,35 @@ def invites_resubmission(message: str) -> bool:
     return any(word in lowered for word in _RETRY_WORDS)
 
 
-def spoken_fallback(fallback: str, lead: str = "I'm sorry.") -> str:
+# how the offer of an instruction's "offer X" / "offer to do X" is said (each keeps a cue
+# the user reads as an alternative: "I can offer", "option", "you could", "instead")
+_OFFERS = (
+    ("I can offer", "I can"),
+    ("I can offer", "I can"),
+    ("One option I can offer is", "One option: I can"),
+    ("What I can offer instead is", "What I can do instead is"),
+    ("As an alternative, I can offer", "As an alternative, I can"),
+)
+
+
+def spoken_fallback(fallback: str, lead: str = "I'm sorry.", rng: Any = None) -> str:
     """Rewrite a ``fallback_behavior`` instruction as the assistant's own words, after
-    ``lead`` (the apology).
+    ``lead`` (the apology); with a seeded ``rng`` the offer is worded one of several ways.
 
     Example:
         >>> spoken_fallback("Explain that the red kettle is out of stock and offer the blue mug.")
         "I'm sorry. The red kettle is out of stock. I can offer the blue mug instead."
     """
+    offer, offer_to = rng.choice(_OFFERS) if rng is not None else _OFFERS[0]
     text = " ".join(fallback.split())
     text = re.sub(r"^Explain that\s+", "", text)
-    text = re.sub(r"[,;]?\s+and offer to\s+", ". I can ", text)
-    text = re.sub(r"[,;]?\s+and offer\s+", ". I can offer ", text)
-    text = re.sub(r"([.;:])\s+[Oo]ffer to\s+", r". I can ", text)
-    text = re.sub(r"([.;:])\s+[Oo]ffer\s+", r". I can offer ", text)
+    text = re.sub(r"[,;]?\s+and offer to\s+", f". {offer_to} ", text)
+    text = re.sub(r"[,;]?\s+and offer\s+", f". {offer} ", text)
+    text = re.sub(r"([.;:])\s+[Oo]ffer to\s+", f". {offer_to} ", text)
+    text = re.sub(r"([.;:])\s+[Oo]ffer\s+", f". {offer} ", text)
     text = re.sub(r"([,;])\s+(?:and\s+)?suggest\s+", r", and I suggest ", text)
     text = re.sub(r"([.;])\s+[Ss]uggest\s+", r". I suggest ", text)
     text = re.sub(r",? or to\s+", ", or ", text).rstrip(".")
-    if not re.search(r"\binstead\b", text):
+    if not re.search(r"\b(instead|alternative|option)\b", text):
         text += " instead"
     return f"{lead} {text[0].upper()}{text[1:]}."

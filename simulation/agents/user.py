@@ -49,6 +49,7 @@ from simulation.agents.text import (
     declines_with_alternatives,
     mentioned_slots,
     reports_completion,
+    same_value,
     slot_label,
     spoken_value,
     value_in,
@@ -95,7 +96,7 @@ class ScriptedUser:
         >>> from mads_bench.catalog import load_domain
         >>> user = ScriptedUser(load_domain("mock").scenarios[0], seed=0)
         >>> user.respond([]).content
-        'Hello, quick one: I need to cancel order O1. Use O1 for the order ID.'
+        'Hello, quick one: I need to cancel order O1. FYI, the order ID is O1.'
     """
 
     spec = "scripted"
@@ -124,10 +125,15 @@ class ScriptedUser:
         behavior already holds back or revises."""
         revised = {n for b in self.scenario.behaviors_of("goal_revision") for n in b.revised_slots}
         objective = normalise(self.scenario.objective, numbers="canonical")
+        # only a value a call takes as it is: the assistant will ask for it when it needs it
+        arguments = [v for call in self.scenario.gold_workflow for v in call.arguments.values()]
         candidates = [
             n
             for n, value in self.slots.items()
-            if n not in self.withheld | set(self.queue) | revised and not value_in(value, objective)
+            if n not in self.withheld | set(self.queue) | revised
+            and not isinstance(value, (dict, list))
+            and not value_in(value, objective)
+            and any(same_value(value, argument) for argument in arguments)
         ]
         opening = [n for n in self.slots if n not in self.withheld and n not in self.queue]
         if len(opening) < 2 or not candidates or rng.random() >= 0.4:
@@ -141,7 +147,7 @@ class ScriptedUser:
 
     def _facts(self, names: list[str], rng: random.Random | None = None) -> list[tuple[str, str]]:
         self.given.update(names)
-        return [(self._label(n, rng), self._value(n, rng)) for n in names]
+        return [(slot_label(n), self._value(n, rng)) for n in names]
 
     def _value(self, name: str, rng: random.Random | None) -> str:
         """How the user says a slot's value: a date or a time as people say them ("May 1st",
@@ -150,14 +156,6 @@ class ScriptedUser:
         if rng is not None and isinstance(value, str):
             return spoken_date_or_time(spoken_value(value), rng)
         return spoken_value(value)
-
-    @staticmethod
-    def _label(name: str, rng: random.Random | None) -> str:
-        """How the user names a slot: an identifier's "ID" is now and then a "number"."""
-        label = slot_label(name)
-        if rng is not None and label.endswith(" ID") and rng.random() < 0.4:
-            return label[:-2] + rng.choice(("number", "ID number", "#"))
-        return label
 
     def respond(self, view: list[Message]) -> Message:
         """The next user message, given the user-facing exchanges so far."""

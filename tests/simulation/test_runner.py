@@ -11,7 +11,12 @@ import pytest
 from mads_bench.catalog import domain_names, load_domain
 from mads_bench.pre_act import parse_step, validate_turn
 from simulation.agents.phrasing import ASSISTANT
-from simulation.agents.text import DONE_TOKEN, NOT_PROCESSED_NOTICE
+from simulation.agents.text import (
+    DONE_TOKEN,
+    NOT_PROCESSED_NOTICE,
+    asks_confirmation,
+    declines_with_alternatives,
+)
 from simulation.runner import RunLimits, simulate
 
 
@@ -107,9 +112,9 @@ def test_backend_failure_retry_and_goal_revision() -> None:
 
 def test_empty_results_are_reported_with_alternatives_then_retried() -> None:
     trajectory = simulate(scenario("travel-tokyo-hotel-unhappy"), seed=0)
-    empty_say = next(t for t in says(trajectory) if "found nothing" in t)
     # the assistant tells the user, offers alternatives, and searches again after the answer
-    assert "alternatives" in empty_say
+    empty_say = next(t for t in says(trajectory) if "search hotels" in t.casefold())
+    assert declines_with_alternatives(empty_say) and asks_confirmation(empty_say)
     searches = [s for s in tool_steps(trajectory) if s[1] == "search_hotels"]
     assert len(searches) == 2 and searches[0][0] < searches[1][0]
 
@@ -117,13 +122,13 @@ def test_empty_results_are_reported_with_alternatives_then_retried() -> None:
 def test_policy_refusal_is_explained_and_impossible_declines_with_fallback() -> None:
     golf = simulate(scenario("travel-golf-bags-unhappy"), seed=0)
     # the refusal's rule is relayed with an alternative
-    assert any("special baggage desk" in t and "Instead" in t for t in says(golf))
+    assert any("special baggage desk" in t and declines_with_alternatives(t) for t in says(golf))
     kettle = simulate(scenario("mock-kettle-impossible"), seed=0)
     # the workflow runs, then the fallback is spoken after a seeded apology
-    fallback = (
-        "The red kettle is out of stock. I can offer the blue mug or a restock notice instead."
-    )
-    assert says(kettle)[-1] in {f"{lead} {fallback}" for lead in ASSISTANT["decline_lead"]}
+    last = says(kettle)[-1]
+    assert any(last.startswith(lead) for lead in ASSISTANT["decline_lead"])
+    assert "The red kettle is out of stock." in last and "the blue mug or a restock notice" in last
+    assert declines_with_alternatives(last)
 
 
 def test_adversarial_tone_shows_in_every_user_message() -> None:
