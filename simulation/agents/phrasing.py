@@ -445,6 +445,17 @@ _OPENERS = (
     "I've been meaning to {objective}",
     "I have a request: I'd like to {objective}",
     "Can we {objective}?",
+    "Hey, I'd like to {objective}",
+    "I'm hoping you can help me {objective}",
+    "Is there a way to {objective}?",
+    "I'd really like to {objective}",
+    "Right, I need to {objective}",
+    "My request: I want to {objective}",
+    "Could we {objective}, please?",
+    "I'm getting in touch because I need to {objective}",
+    "Would it be possible to {objective}?",
+    "Okay, so I want to {objective}",
+    "Here's my problem: I need to {objective}",
 )
 _FACT_FORMS = (
     "{label}: {value}",
