@@ -124,11 +124,16 @@ def _check(bank):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not SGD_TRAIN.is_dir(), reason="SGD train not available")
-def test_full_rebuild_reproduces_the_shipped_file(tmp_path):
+def test_full_rebuild_reproduces_the_shipped_file(tmp_path, minilm_path):
+    # what `mads-bench build-phrasebank` does: mine SGD train, vet the user phrases
+    from mads_bench.models import load_sentence_encoder
     from simulation.agents.phrasebank import build_phrasebank
+    from simulation.validator import Embedder
+    from simulation.validator.role_confusion import assistant_like
 
+    embedder = Embedder(load_sentence_encoder(str(minilm_path)))
     out = tmp_path / "bank.json"
-    build_phrasebank(SGD_TRAIN, out)
+    build_phrasebank(SGD_TRAIN, out, vet_user=lambda texts: assistant_like(texts, embedder))
     assert out.read_text("utf-8") == SHIPPED.read_text("utf-8")
 
 
