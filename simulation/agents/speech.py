@@ -108,7 +108,13 @@ def _scalars(record: dict[str, Any], rng: Any = None) -> list[str]:
     if rng is not None:  # the record's own key first (it names the thing), the rest in any order
         rest = fields[1:]
         rng.shuffle(rest)
-        fields = fields[:1] + rest[: rng.randint(2, _MAX_FIELDS - 1)]  # and not always all
+        # figures, ids, dates and times are what the user came for: always said; the words
+        # around them not always all
+        told = [f for f in rest if any(ch.isdigit() for ch in f)]
+        words = [f for f in rest if f not in told][
+            : max(0, rng.randint(2, _MAX_FIELDS - 1) - len(told))
+        ]
+        fields = fields[:1] + [f for f in rest if f in told or f in words]
     return fields
 
 

@@ -63,16 +63,23 @@ def test_scripted_mock_conversations_pass(scenario_id, scenarios, minilm_static_
 
 
 def test_fabricated_argument_fires_uv(scenarios, minilm_static_path):
-    # message 10 is place_order(item_id="I1", quantity=2); "I7" was never said nor returned
+    # the scripted run calls place_order(item_id="I1", quantity=2); "I7" was never said nor
+    # returned (where the call falls depends on the seeded wording: find it)
     scenario = scenarios[BUY]
     clean = simulate(scenario, seed=0)
-    assert clean.messages[10].tool_call.name == "place_order"
-    bad = with_step(clean, 10, action=Action.tool("place_order", {"item_id": "I7", "quantity": 2}))
-    verdict = sage_check(bad, scenario)
+    index, call = next(
+        (i, m)
+        for i, m in enumerate(clean.messages)
+        if m.tool_call is not None and m.tool_call.name == "place_order"
+    )
+    assert call.tool_call.arguments == {"item_id": "I1", "quantity": 2}
+    action = Action.tool("place_order", {"item_id": "I7", "quantity": 2})
+    verdict = sage_check(with_step(clean, index, action=action), scenario)
     assert not verdict["passed"]
-    # exactly one failure: the item id of the turn-2 call (quantity 2 is an exempt small count)
+    # exactly one failure: the item id of that call (quantity 2 is an exempt small count)
     assert len(verdict["reasons"]) == 1
-    assert verdict["reasons"][0].startswith("[embedding] turn 2 step 0: sage_uv: ")
+    where = f"turn {call.turn_index} step {call.step_index}"
+    assert verdict["reasons"][0].startswith(f"[embedding] {where}: sage_uv: ")
     assert verdict["reasons"][0].endswith("(UV:item_id of place_order)")
 
 
