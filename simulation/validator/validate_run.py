@@ -68,8 +68,9 @@ def validate_run(
             `NO_EMBEDDINGS` leaves those decisions to rules and judge).
 
     Returns:
-        `dict`: the run summary (see :func:`summarise`) plus ``already_stored`` and
-        ``duplicate_ids``.
+        `dict`: the run summary (see :func:`summarise`) plus ``already_stored``,
+        ``duplicate_ids`` and ``unknown_scenarios`` (trajectories whose scenario is not in
+        ``scenarios``: rejected, kept, and counted so the summary can say why).
     """
     from tqdm import tqdm
 
@@ -96,6 +97,7 @@ def validate_run(
             elif trajectory.id in stored:
                 counts["stored"] += 1
             else:
+                counts["unknown"] += trajectory.scenario_id not in scenarios
                 yield trajectory
             seen.add(trajectory.id)
 
@@ -113,6 +115,7 @@ def validate_run(
     summary["judge"] = getattr(judge, "spec", None) or "rules"
     summary["already_stored"] = counts["stored"]
     summary["duplicate_ids"] = counts["duplicate"]
+    summary["unknown_scenarios"] = counts["unknown"]
     return summary
 
 
@@ -162,4 +165,10 @@ def format_summary(summary: dict) -> str:
     lines.append("\n| complexity | accepted | total |\n| --- | --- | --- |")
     for name, row in sorted(summary["by_complexity"].items()):
         lines.append(f"| {name} | {row['accepted']} | {row['total']} |")
+    if summary.get("unknown_scenarios"):
+        lines.append(
+            f"\n{summary['unknown_scenarios']} conversations name a scenario that was not loaded "
+            "and are rejected as unknown_scenario: pass --scenarios FILE (`simulate "
+            "--num-scenarios N --out T.jsonl` writes T.scenarios.jsonl) or --domain-dir PACK"
+        )
     return "\n".join(lines)

@@ -70,3 +70,20 @@ def test_missing_input_is_a_clear_error(tmp_path, capsys):
     # exit status 2 and the path in the message
     assert main(_args(tmp_path, tmp_path / "nope.jsonl")) == 2
     assert "nope.jsonl: no such trajectory file or folder" in capsys.readouterr().err
+
+
+def test_unknown_scenarios_are_kept_and_explained(tmp_path, transfer, capsys):
+    # a conversation of a scenario that was not loaded (e.g. a generated one validated
+    # without --scenarios) is rejected with its reason, and the summary says what to pass
+    stray = transfer.model_copy(update={"id": "stray", "scenario_id": "banking-gen7-0000-x"})
+    path = tmp_path / "t.jsonl"
+    with TrajectoryWriter(path) as writer:
+        writer.write(transfer)
+        writer.write(stray)
+    assert main(_args(tmp_path, path)) == 0
+    rejected = list(read_trajectories(tmp_path / "r.jsonl"))
+    assert [t.id for t in rejected] == ["stray"]
+    assert "unknown_scenario" in rejected[0].verdict["checks"]["syntax"]["reasons"][0]
+    out = capsys.readouterr().out
+    assert "1 conversations name a scenario that was not loaded" in out and "--scenarios" in out
+    assert json.loads((tmp_path / "report.json").read_text())["unknown_scenarios"] == 1
