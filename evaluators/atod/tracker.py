@@ -8,8 +8,10 @@ It reads only each turn's speaker and utterance. Per turn:
 2. **match** (existence check): FAISS top-`k` (5) neighbours with cosine >= `threshold`
    (0.40), then a judge: the `JudgeBackend` when given, else the offline rule: a clause
    that says it adds something ("also", "another") is a new goal; otherwise it belongs to the
-   goal of the same domain and intent, else to the domain's latest goal still in play (a
-   switch cue such as "instead" makes it a new goal and abandons the old one).
+   goal of the same domain and intent, else to the domain's latest goal still in play, and
+   a request that points back ("those tickets") to the goal that found them (a switch cue
+   such as "instead" makes it a new goal and abandons the old one). A completion report
+   that names no domain ("Your confirmation number is …") goes with the clause before it.
 3. **update** the matched goal (status from the cue classifier or the judge), or **insert**
    the candidate and **evolve** links to its neighbours (dependency on a dependency cue,
    link for a same-domain neighbour, else none; the judge decides when given).
@@ -116,7 +118,6 @@ class MemoryTracker:
         self.embed = embedder or minilm_embedder()
         self.embed_intent = intent_embedder or self.embed
         self._dim = self.embed(["goal"]).shape[1]
-        self._intent_vectors: dict[str, np.ndarray] = {}
         self.judge = judge
         self.catalog = catalog or load_intent_catalog()
         self.top_k, self.threshold, self.intent_threshold = top_k, threshold, intent_threshold
@@ -149,6 +150,7 @@ class MemoryTracker:
         self.store = GoalStore(self._dim)
         self.state = TrackerState(self.store.goals)
         self.turn = 0
+        self._intent_vectors: dict[str, np.ndarray] = {}  # request clause -> intent vector
 
     def track(self, turns: list[tuple[str, str]]) -> TrackerState:
         """Track a whole dialogue (offline mode).
