@@ -8,6 +8,7 @@ Field required``.
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,6 +55,37 @@ def read_data_file(path: Path | str) -> Any:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
         raise CatalogError(path, where, getattr(err, "problem", None) or str(err)) from None
+
+
+def read_sgd_dialogues(folder: Path | str, limit: int | None = None) -> list[dict[str, Any]]:
+    """The dialogues of a Schema-Guided Dialogue split folder (``dialogues_*.json`` or
+    ``.json.gz``), in file order.
+
+    Args:
+        folder (`Path | str`): The split folder (``.../sgd/train``).
+        limit (`int`, *optional*): Stop after this many dialogues (None: all).
+
+    Raises:
+        `FileNotFoundError`: When the folder holds no dialogue files.
+        `CatalogError`: When a file cannot be read or is not JSON (names the file).
+    """
+    folder = Path(folder)
+    files = sorted(folder.glob("dialogues_*.json*"))
+    if not files:
+        raise FileNotFoundError(f"{folder}: no dialogues_*.json(.gz) files")
+    dialogues: list[dict[str, Any]] = []
+    for path in files:
+        opener = gzip.open if path.suffix == ".gz" else open
+        try:
+            with opener(path, "rt", encoding="utf-8") as handle:
+                dialogues.extend(json.load(handle))
+        except json.JSONDecodeError as err:
+            raise CatalogError(path, f"line {err.lineno} column {err.colno}", err.msg) from None
+        except (OSError, EOFError, UnicodeDecodeError) as err:
+            raise CatalogError(path, "", f"cannot read file ({err})") from None
+        if limit is not None and len(dialogues) >= limit:
+            return dialogues[:limit]
+    return dialogues
 
 
 class JsonlError(MadsBenchError, ValueError):

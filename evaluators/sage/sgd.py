@@ -13,31 +13,21 @@ turns mix two workflows and are left out of the slices).
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from evaluators.sage.records import DialogueAct, HistoryItem, TurnRecord
+from mads_bench.loading import read_sgd_dialogues
 
 
 def load_dialogues(folder: Path) -> list[dict[str, Any]]:
-    """Every dialogue of an SGD split folder (``dialogues_*.json`` or ``.json.gz``), in order.
+    """Every dialogue of an SGD split folder, in order (`read_sgd_dialogues`).
 
     Raises:
         `FileNotFoundError`: When the folder holds no dialogue files.
     """
-    folder = Path(folder)
-    files = sorted(folder.glob("dialogues_*.json*"))
-    if not files:
-        raise FileNotFoundError(f"{folder}: no dialogues_*.json(.gz) files")
-    dialogues = []
-    for path in files:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as handle:
-            dialogues.extend(json.load(handle))
-    return dialogues
+    return read_sgd_dialogues(folder)
 
 
 def _acts(frame: dict[str, Any]) -> list[DialogueAct]:

@@ -89,6 +89,9 @@ def backend_from_flag(flag: str, spec: str, **options):
         raise UsageError(f"{flag} {spec}: {err}") from None
 
 
+SGD_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd"
+"""The shared Schema-Guided Dialogue folder next to the repository (default of the --sgd flags)."""
+
 DOMAIN_DIR_FLAG = "--domain-dir"
 
 

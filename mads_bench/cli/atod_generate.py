@@ -17,14 +17,12 @@ import json
 import sys
 from pathlib import Path
 
-from mads_bench.cli.args import non_negative_int, positive_int, unit_interval
+from mads_bench.cli.args import SGD_DATA, non_negative_int, positive_int, unit_interval
 from mads_bench.cli.output import print_json
 from mads_bench.errors import UsageError
 from mads_bench.files import check_outputs
 
-DEFAULT_SGD = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd" / "train"
-).resolve()
+DEFAULT_SGD = (SGD_DATA / "train").resolve()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

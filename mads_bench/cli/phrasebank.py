@@ -18,10 +18,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mads_bench.cli.args import add_command, positive_int
+from mads_bench.cli.args import SGD_DATA, add_command, positive_int
 from mads_bench.errors import UsageError
-
-DEFAULT_SGD_TRAIN = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd" / "train"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -32,7 +30,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         __doc__,
     )
     parser.add_argument(
-        "--sgd-train", type=Path, default=DEFAULT_SGD_TRAIN, help="SGD train folder."
+        "--sgd-train", type=Path, default=SGD_DATA / "train", help="SGD train folder."
     )
     parser.add_argument("--out", type=Path, help="Output JSON (default: the shipped file).")
     parser.add_argument(

@@ -25,11 +25,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mads_bench.cli.args import backend_from_flag, non_negative_float, positive_int, unit_interval
+from mads_bench.cli.args import (
+    SGD_DATA,
+    backend_from_flag,
+    non_negative_float,
+    positive_int,
+    unit_interval,
+)
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
 
-DEFAULT_SGD = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sgd" / "dev"
+DEFAULT_SGD = SGD_DATA / "dev"
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -37,7 +37,6 @@ Example:
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections import Counter, defaultdict
@@ -46,9 +45,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from mads_bench.loading import read_sgd_dialogues
 from simulation.agents.text import asks_confirmation, is_affirmative, reports_completion
 
-__all__ = ["CATEGORIES", "DOMAIN_WORDS", "load_phrasebank", "load_sgd", "mine_phrasebank"]
+__all__ = ["CATEGORIES", "DOMAIN_WORDS", "load_phrasebank", "mine_phrasebank"]
 
 SHIPPED = Path(__file__).with_name("phrasebank.sgd-train.json")
 CATEGORIES = (
@@ -97,23 +97,6 @@ _ASK_BAD = re.compile(
 # "what {label}" only as a bare question: "What order ID would you like?" reads as a preference
 _ASK_BARE = re.compile(r"^(\w+[,.!]? )*(what|which) \{label\}( please)?\?$", re.IGNORECASE)
 _ASK_SLOT = r"\b(your|the|which|what) ({words})\b"
-
-
-def load_sgd(folder: Path | str, limit: int | None = None) -> list[dict[str, Any]]:
-    """The dialogues of an SGD split folder (``dialogues_*.json`` or ``.json.gz``), file order.
-
-    Args:
-        folder: the split folder (``.../sgd/train``).
-        limit: stop after this many dialogues (None: all).
-    """
-    dialogues: list[dict[str, Any]] = []
-    for path in sorted(Path(folder).glob("dialogues_*.json*")):
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as handle:
-            dialogues.extend(json.load(handle))
-        if limit is not None and len(dialogues) >= limit:
-            return dialogues[:limit]
-    return dialogues
 
 
 def _tidy(text: str) -> str:
@@ -233,7 +216,7 @@ def mine_phrasebank(
     """Templates per category (see the module docstring), most used first.
 
     Args:
-        dialogues: SGD dialogues (:func:`load_sgd`).
+        dialogues: SGD dialogues (`mads_bench.loading.read_sgd_dialogues`).
         min_domains: a word is generic when turns of this many SGD domains use it (per side).
         per_category: at most this many templates per category.
         vet_user: flags the user phrases that sound like the assistant (the CLI passes the
@@ -274,7 +257,7 @@ def build_phrasebank(
 ) -> dict[str, Any]:
     """Mine SGD train and write the phrasebank JSON (with its source and licence); ``options``
     go to :func:`mine_phrasebank`."""
-    bank = mine_phrasebank(load_sgd(sgd_train), **options)
+    bank = mine_phrasebank(read_sgd_dialogues(sgd_train), **options)
     document = {"source": SOURCE, "license": LICENSE, "phrases": bank}
     Path(out).write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", "utf-8")
     return document

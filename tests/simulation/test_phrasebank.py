@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from mads_bench.loading import read_sgd_dialogues
 from simulation.agents.phrasebank import (
     CATEGORIES,
     DOMAIN_WORDS,
     SHIPPED,
     load_phrasebank,
-    load_sgd,
     mine_phrasebank,
 )
 from simulation.agents.text import asks_confirmation, is_affirmative, reports_completion
@@ -87,7 +87,7 @@ def test_a_word_used_by_too_few_domains_is_not_generic():
 
 @pytest.mark.skipif(not SGD_TRAIN.is_dir(), reason="SGD train not available")
 def test_rebuild_from_a_few_sgd_dialogues_gives_templates_that_relexicalise():
-    bank = mine_phrasebank(load_sgd(SGD_TRAIN, limit=150), min_domains=1)
+    bank = mine_phrasebank(read_sgd_dialogues(SGD_TRAIN, limit=150), min_domains=1)
     assert all(bank[c] for c in ("agree", "thanks", "no_thanks", "req_more")), bank
     _check(bank)
 
