@@ -102,9 +102,13 @@ def assistant_like(texts: list[str], embedder: Embedder | None = None) -> list[b
     vectors = embedder.encode([s for _, s in queued])
     for (i, _), vector in zip(queued, vectors, strict=True):
         to_assistant, to_user = float((assistant @ vector).max()), float((users @ vector).max())
-        if to_assistant >= ASSISTANT_MIN and to_assistant - to_user >= MARGIN - BAND:
-            flagged[i] = True
+        flagged[i] = flagged[i] or _may_fail(to_assistant, to_user)
     return flagged
+
+
+def _may_fail(to_assistant: float, to_user: float) -> bool:
+    """Whether a sentence's cosines reach the band where the check fails or asks the judge."""
+    return to_assistant >= ASSISTANT_MIN and to_assistant - to_user >= MARGIN - BAND
 
 
 class RoleConfusionChecker:
@@ -154,7 +158,7 @@ class RoleConfusionChecker:
     ) -> None:
         margin = to_assistant - to_user
         result.consulted("embedding")
-        if to_assistant < ASSISTANT_MIN or margin < MARGIN - BAND:
+        if not _may_fail(to_assistant, to_user):
             return
         reason = (
             f"{where}: user sounds like the assistant: {sentence!r} (cosine {to_assistant:.2f} "
