@@ -111,10 +111,9 @@ def _scalars(record: dict[str, Any], rng: Any = None) -> list[str]:
         # figures, ids, dates and times are what the user came for: always said; the words
         # around them not always all
         told = [f for f in rest if any(ch.isdigit() for ch in f)]
-        words = [f for f in rest if f not in told][
-            : max(0, rng.randint(2, _MAX_FIELDS - 1) - len(told))
-        ]
-        fields = fields[:1] + [f for f in rest if f in told or f in words]
+        words = [f for f in rest if f not in told]
+        keep = told + words[: max(0, rng.randint(2, _MAX_FIELDS - 1) - len(told))]
+        fields = fields[:1] + [f for f in rest if f in keep]
     return fields
 
 
