@@ -63,6 +63,7 @@ __all__ = [
 _STATE = ("final state:", "no_final_state")
 _TOLD = ("no_explanation", "pretends_success", "not_told")
 _VALUE = re.compile(r"[A-Za-z]*\d[\w.:-]*|[A-Z]{2,}-?\w+")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 @dataclass
@@ -174,12 +175,16 @@ def _outcome_told(trajectory: Trajectory) -> bool:
     last_result, last_say = results[-1], says[-1]
     if last_say < last_result:
         return False
-    values = {
-        normalise(v)
-        for v in _VALUE.findall(canonical_json(messages[last_result].tool_result.content))
-    }
+    found = _VALUE.findall(canonical_json(messages[last_result].tool_result.content))
     said = normalise(messages[last_say].content)
-    return not values or any(value and value in said for value in values)
+    # as written ("E-0027"), or a number said as a number, whole ("139" for 139.0)
+    numbers = {normalise(v, numbers="canonical") for v in found if _NUMBER.fullmatch(v)}
+    spoken = normalise(messages[last_say].content, numbers="canonical")
+    return (
+        not found
+        or any(normalise(v) in said for v in found)
+        or any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)", spoken) for n in numbers)
+    )
 
 
 def _partial_credit(trajectory: Trajectory, scenario: Scenario, context: Context) -> float | None:

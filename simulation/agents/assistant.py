@@ -27,7 +27,7 @@ from typing import Any
 
 from mads_bench.catalog import load_domain
 from mads_bench.data_model import Message, Scenario, ToolResult
-from mads_bench.pre_act import Action, PreActStep, canonical_json, render_step
+from mads_bench.pre_act import Action, PreActStep, canonical_json, parse_step, render_step
 from mads_bench.text import normalise
 from simulation.agents import speech
 from simulation.agents.grounding import SlotGrounding
@@ -69,6 +69,7 @@ class ScriptedAssistant(RecoveryMixin):
         self.results: list[ToolResult] = []
         self.note: str | None = None  # apology for a refused write, said with the next say
         self.refused: dict[str, str] = {}  # refused writes not done since -> rule message
+        self.known = ""  # what both sides said so far, normalised (a report need not repeat it)
 
     # ------------------------------------------------------------------ reading the view
     def respond(self, view: list[Message]) -> Message:
@@ -80,6 +81,10 @@ class ScriptedAssistant(RecoveryMixin):
                 self._on_result(message.tool_result)
         self.seen = len(view)
         users = [normalise(m.content, numbers="canonical") for m in view if m.role == "user"]
+        said = [parse_step(m.content, strict=False).action for m in view if m.role == "assistant"]
+        self.known = " ".join(
+            users + [normalise(a.text or "", numbers="canonical") for a in said if a]
+        )
         tool_text = " ".join(m.content for m in view if m.role == "tool")
         tools = normalise(tool_text, numbers="canonical")
         think, action, plan_steps = self._next(users, tools)
@@ -186,7 +191,8 @@ class ScriptedAssistant(RecoveryMixin):
                     lead = say("confirm_lead", rng)
                 text = say(
                     "confirm", rng, lead="Instead, I can" if self.note else lead.strip(),
-                    action=slot_label(call.name), args=speech.describe_args(args, rng).rstrip("."),
+                    action=speech.spoken_action(call.name, rng),
+                    args=speech.describe_args(args, rng).rstrip("."),
                     question=say("confirm_question", rng),
                 )  # fmt: skip
                 return (
@@ -263,8 +269,8 @@ class ScriptedAssistant(RecoveryMixin):
                     "result",
                     rng,
                     capital=False,
-                    tool=slot_label(r.name),
-                    facts=speech.describe_result(r.content, rng),
+                    what=speech.spoken_object(r.name, rng),
+                    facts=speech.describe_result(r.content, rng, known=self.known),
                 )
                 for r in done
             )

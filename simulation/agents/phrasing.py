@@ -17,7 +17,7 @@ Example:
     >>> pick("give", rng) in PHRASES["give"]
     True
     >>> facts_sentence([("order ID", "O1")], random.Random(1))
-    'To save time, the order ID is O1.'
+    'Let me give you what I have: the order ID should be O1.'
 """
 
 from __future__ import annotations
@@ -25,12 +25,14 @@ from __future__ import annotations
 import random
 import re
 from functools import cache
+from typing import NamedTuple
 
 from simulation.agents.phrasebank import load_phrasebank
 
 __all__ = [
     "ASSISTANT",
     "PHRASES",
+    "Fact",
     "answer_sentence",
     "facts_sentence",
     "objective_sentence",
@@ -72,6 +74,14 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "Happy to.",
         "Ah, right.",
         "Okay, so.",
+        "Right, I have it.",
+        "Sure, I have that here.",
+        "Yes, of course.",
+        "Hang on. Okay.",
+        "Oh, sure.",
+        "Good question.",
+        "Hmm, okay.",
+        "Fair enough.",
     ),
     "another": (
         "Here is another detail.",
@@ -81,6 +91,10 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "Also worth mentioning:",
         "Something else you may need:",
         "Before I forget:",
+        "Oh, this might matter too.",
+        "I should also mention this.",
+        "Not sure if you need it, but:",
+        "One other detail.",
     ),
     "thanks_done": (
         "Thanks, that is all I needed.",
@@ -100,18 +114,33 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "Never mind, I will leave it here for now.",
         "Let's leave it for now, thanks anyway.",
         "Forget it, I'll try again another time.",
+        "This isn't going anywhere, I'll sort it out later.",
+        "I'll give up for today, thanks.",
+        "Let's drop it, I'll come back another day.",
     ),
     "what_else": (
         "Okay. What else do you need from me?",
         "Alright. Anything else you need?",
         "Okay, what more do you need to know?",
         "Is there anything more you need from me?",
+        "Okay. Do you need anything else from me?",
+        "Sure. What's next?",
+        "Alright, what else should I tell you?",
+        "Fine. Anything more to sort out on my side?",
     ),
     "change_of_plan": (
         "Actually, change of plan.",
         "Wait, I've changed my mind.",
         "Sorry, actually I need something different.",
         "Hold on, let me change that.",
+        "Oh wait, something's come up.",
+        "Scratch that, plans have changed.",
+        "Hmm, on second thought I need to change it.",
+        "Sorry, I just checked my calendar and need a change.",
+        "Actually, can we change one thing?",
+        "One second, I need to adjust that.",
+        "My mistake, I need something slightly different.",
+        "Just heard back from the others, so a change.",
     ),
     "help": ("Can you help me?", "Hello? Can you help me with this?"),
 }
@@ -125,6 +154,16 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "I'm sorry, but I'm unable to do that.",
         "I checked, and unfortunately it isn't possible.",
         "I'm afraid I can't do that.",
+        "I'm sorry, that isn't something I can do.",
+        "Unfortunately, that won't be possible.",
+        "I looked into it, and I'm sorry, but it can't be done.",
+        "I'm afraid I cannot arrange that.",
+        "I'm sorry, I'm not able to do that one.",
+        "I checked the details, and unfortunately I can't go ahead.",
+        "I'm sorry to say that won't work.",
+        "Unfortunately I have to say no to that one.",
+        "I'm sorry, I can't make that happen.",
+        "Having checked, I'm afraid I cannot do this as requested.",
     ),
     "empty_offer": (
         "I'm sorry, {tool} found nothing for your request. As alternatives, I can search once "
@@ -140,20 +179,48 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Unfortunately there were no results from {tool}. I could instead search "
         "again{change}. Shall I do that?",
     ),
+    "empty_again": (
+        "I'm sorry, {tool} still found nothing. Instead, you could adjust your request and I "
+        "can search with the new details.",
+        "Unfortunately {tool} came back empty a second time. One option is to change what you "
+        "are looking for, and I'll search again.",
+        "I'm sorry, still no results from {tool}. You could try different details instead, and "
+        "I'll run it with those.",
+    ),
+    "retry_offer": (
+        "The system I need to {action} is not responding right now ({code}: {message}). Shall "
+        "I try again?",
+        "I tried to {action}, but the service didn't answer ({code}: {message}). Should I give "
+        "it another go?",
+        "Sorry for the wait: I couldn't {action} because the system timed out or failed "
+        "({code}: {message}). Do you want me to try once more?",
+        "It looks like the service behind this is having trouble ({code}: {message}), so I "
+        "couldn't {action} yet. Shall I retry?",
+    ),
+    "still_failing": (
+        "I'm sorry, I still can't {action}: the system keeps failing ({code}: {message}). "
+        "Instead, you could try again later, and I can help with anything else.",
+        "Unfortunately the service is still down ({code}: {message}), so I can't {action} "
+        "right now. One option is to try again a bit later; I can help with something else "
+        "meanwhile.",
+        "I'm sorry, it's still not working ({code}: {message}). I'm unable to {action} at the "
+        "moment, but you could come back later instead, or I can help with anything else.",
+    ),
     "resubmit": (
-        "The {tool} request was refused: {message} Shall I resubmit it now?",
-        "The system turned down the {tool} request: {message} Shall I send it again now?",
-        "That {tool} request was refused. {message} Should I resubmit it?",
+        "My request to {action} was refused: {message} Shall I resubmit it now?",
+        "The system turned down the request to {action}: {message} Shall I send it again now?",
+        "That request to {action} was refused. {message} Should I resubmit it?",
+        "I tried to {action}, but it was refused. {message} Do you want me to resubmit it?",
     ),
     "refused_decline": (
-        "I'm sorry, I could not {tool}: {message} Instead, I can help you with another option, "
-        "or you could contact the team directly.",
-        "Unfortunately I was unable to {tool}: {message} As an alternative, I can help with "
+        "I'm sorry, I could not {action}: {message} Instead, I can help you with another "
+        "option, or you could contact the team directly.",
+        "Unfortunately I was unable to {action}: {message} As an alternative, I can help with "
         "another option, or you could contact the team directly.",
-        "I'm sorry, the request to {tool} did not go through: {message} Instead, I can look at "
-        "another option with you, or you could reach the team directly.",
-        "Unfortunately, {tool} was turned down: {message} I can help you find an alternative "
-        "instead, or you could get in touch with the team directly.",
+        "I'm sorry, the request to {action} did not go through: {message} Instead, I can look "
+        "at another option with you, or you could reach the team directly.",
+        "Unfortunately, the request to {action} was turned down: {message} I can help you find "
+        "an alternative instead, or you could get in touch with the team directly.",
     ),
     # asks for slots: each names them and ends with "?" (the user answers what is named)
     "ask": (
@@ -164,12 +231,13 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "What is {labels}?",
     ),
     # asks to confirm a write: each carries a confirmation cue the user recognises
+    # {args} may open with a preposition ("on May 1st, for 4 people"): no "with" before it
     "confirm": (
-        "{lead} {action} with {args}. {question}",
-        "{lead} {action} with {args}. {question}",
-        "{lead} {action} using {args}. {question}",
-        "{lead} {action}, with {args}. {question}",
         "{lead} {action}: {args}. {question}",
+        "{lead} {action}: {args}. {question}",
+        "{lead} {action} ({args}). {question}",
+        "{lead} {action} - {args}. {question}",
+        "{lead} {action}. The details: {args}. {question}",
     ),
     # closes a confirmation: each carries a cue of `asks_confirmation`
     "confirm_question": (
@@ -193,6 +261,26 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Can I go ahead and submit it?",
         "If that all looks right, shall I go ahead?",
         "Do you want me to carry on?",
+        "Okay to proceed?",
+        "Shall I book it like that?",
+        "Should I lock that in?",
+        "Want me to submit that for you?",
+        "Would you like me to finalise it?",
+        "Shall I make it official?",
+        "Do you want me to put that through?",
+        "Is everything in order, and shall I continue?",
+        "Any changes, or shall I go ahead?",
+        "Should I confirm it on my end?",
+        "Would you like me to complete it now?",
+        "If you're happy with that, shall I proceed?",
+        "Does that match what you want, and should I submit it?",
+        "Shall I take care of it now?",
+        "Do you want me to go through with it?",
+        "Can I go ahead with these details?",
+        "Let me know: shall I proceed?",
+        "Is it all correct? Should I go on?",
+        "Should I send that off now?",
+        "Ready when you are: shall I submit it?",
     ),
     "ready": (
         "I am ready to",
@@ -208,6 +296,14 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "What I would do now is",
         "My plan is to",
         "I'd like to",
+        "Now I just need your okay to",
+        "Here's what I'm about to do:",
+        "Once you confirm, I'll",
+        "Before I",
+        "Let me run it by you first. I'm going to",
+        "I've got everything needed to",
+        "We're ready to",
+        "So the plan is to",
     ),
     # the reasoning of a step: what the conversation shows, never the gold workflow
     "think_missing": (
@@ -372,15 +468,26 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "All done on my side. Recap: {facts}.",
         "That has been sorted. What came back: {facts}.",
         "It went through successfully; the details are {facts}.",
+        "Done! You're all set: {facts}.",
+        "That's all done for you. Key details: {facts}.",
+        "Great news, it went through successfully. Keep these handy: {facts}.",
+        "Okay, that is done now: {facts}.",
+        "It's all done. Note the following: {facts}.",
+        "You are all set. Worth keeping: {facts}.",
+        "Sorted, it went through successfully. What you need to know: {facts}.",
+        "That is done now, so nothing more is needed from you. Details: {facts}.",
     ),
-    # one tool's result inside a report (never a completion claim of its own)
+    # one tool's result inside a report (never a completion claim of its own); {what} is
+    # what the tool acts on ("the reservation")
     "result": (
-        "{tool}: {facts}",
-        "{tool}: {facts}",
-        "{tool} gave {facts}",
-        "from {tool}, {facts}",
-        "{tool} shows {facts}",
-        "{tool} came back with {facts}",
+        "{what}: {facts}",
+        "{what}: {facts}",
+        "for {what}, {facts}",
+        "{facts}",
+        "{facts}",
+        "{what} shows {facts}",
+        "on {what}, {facts}",
+        "as for {what}, {facts}",
     ),
     # follows an SGD success line ("You're all set."), which carries the completion cue
     "did_body": (
@@ -390,6 +497,10 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Summary: {facts}.",
         "What went through: {facts}.",
         "Here are the details: {facts}.",
+        "Keep these for reference: {facts}.",
+        "Worth noting: {facts}.",
+        "In brief: {facts}.",
+        "The particulars are {facts}.",
     ),
     "found": (
         "All done. Here is what I found: {facts}.",
@@ -403,6 +514,11 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "The search is done. Results: {facts}.",
         "That is now looked up. In short: {facts}.",
         "Here is what I found on my end: {facts}.",
+        "Okay, the check is done. It shows {facts}.",
+        "I pulled up the record, and here's what I found: {facts}.",
+        "The look-up is done: {facts}.",
+        "Right, here's what I found after checking: {facts}.",
+        "My check is done, and the system shows {facts}.",
     ),
     # checks a slot the user stated differently from before; ends with a confirmation cue
     "stale": (
@@ -469,7 +585,17 @@ _FACT_FORMS = (
     "{label} - {value}",
     "it's {value} for the {label}",
     "{label} is {value}",
+    "{label} would be {value}",
+    "go with {value} as the {label}",
+    "put {value} down as the {label}",
+    "as for the {label}, {value}",
+    "{label}'s {value}",
+    "use {value} for the {label}",
+    "I have {value} as my {label}",
+    "{value} as {label}",
 )
+# how often a slot with kind-specific forms ("you can reach me at ...") is said that way
+NATURAL_SHARE = 0.5
 _LONE_FACT_FORMS = tuple(
     f for f in _FACT_FORMS if f not in ("{label} {value}", "{label} - {value}")
 )
@@ -490,9 +616,28 @@ _LEADS = (
     "You'll probably need these: ",
     "A few details, ",
     "If it helps, ",
+    "Just so you know, ",
+    "Before you ask, ",
+    "Oh, and ",
+    "Let me give you what I have: ",
+    "Info you might want: ",
+    "From my notes, ",
+    "Off the top of my head, ",
+    "The basics: ",
 )
 # a second sentence for the rest of the values, when there are several
-_SECOND = ("Also, ", "Oh, and ", "Plus, ", "And ", "Besides that, ", "One more thing: ")
+_SECOND = (
+    "Also, ",
+    "Oh, and ",
+    "Plus, ",
+    "And ",
+    "Besides that, ",
+    "One more thing: ",
+    "On top of that, ",
+    "I almost forgot: ",
+    "Another thing, ",
+    "While I think of it, ",
+)
 
 
 # second sentences that may follow an act's realisation (none of them says no)
@@ -596,14 +741,35 @@ def objective_sentence(objective: str, rng: random.Random) -> str:
     return text
 
 
-def answer_sentence(value: str, rng: random.Random) -> str:
-    """One value given on its own, as SGD users answer a question ("It's 503-555-0142.")."""
-    text = rng.choice(load_phrasebank()["inform"]).format(value=value)
+def answer_sentence(value: str, rng: random.Random, forms: tuple[str, ...] = ()) -> str:
+    """One value given on its own, as SGD users answer a question ("It's 503-555-0142."),
+    or now and then in one of its kind's ``forms`` ("You can reach me at 503-555-0142.")."""
+    if forms and rng.random() < NATURAL_SHARE:
+        text = rng.choice(forms).format(value=value) + "."
+    else:
+        text = rng.choice(load_phrasebank()["inform"]).format(value=value)
     return text[:1].upper() + text[1:]
 
 
-def facts_sentence(facts: list[tuple[str, str]], rng: random.Random) -> str:
-    """Slot values as one sentence: seeded order, form per value, joiner and lead-in."""
+class Fact(NamedTuple):
+    """One slot value the user gives: its label, the value as said, and the ways its kind
+    allows saying it (:func:`simulation.agents.slot_forms.slot_forms`, user voice)."""
+
+    label: str
+    value: str
+    forms: tuple[str, ...] = ()
+
+
+def _fact_text(fact: Fact, rng: random.Random, *, alone: bool) -> str:
+    label, value, forms = Fact(*fact)
+    if forms and rng.random() < NATURAL_SHARE:
+        return rng.choice(forms).format(value=value)
+    return rng.choice(_LONE_FACT_FORMS if alone else _FACT_FORMS).format(label=label, value=value)
+
+
+def facts_sentence(facts: list[Fact] | list[tuple[str, str]], rng: random.Random) -> str:
+    """Slot values as one sentence: seeded order, form per value (a kind-specific one now
+    and then), joiner and lead-in."""
     if not facts:
         return ""
     order = list(facts)
@@ -613,10 +779,9 @@ def facts_sentence(facts: list[tuple[str, str]], rng: random.Random) -> str:
     split = len(order) >= 3 and rng.random() < 0.25
     cut = len(order) // 2 if split else len(order)
     parts = [
-        rng.choice(_FACT_FORMS if (cut if i < cut else len(order) - cut) > 1 else _LONE_FACT_FORMS)
-        .format(label=label, value=value)
-        for i, (label, value) in enumerate(order)
-    ]  # fmt: skip
+        _fact_text(fact, rng, alone=(cut if i < cut else len(order) - cut) == 1)
+        for i, fact in enumerate(order)
+    ]
     first, second = parts[:cut], parts[cut:]
     text = rng.choice(_LEADS) + _joined(first, rng)
     text = text[0].upper() + text[1:] + "."

@@ -24,6 +24,7 @@ from typing import Any
 from mads_bench.pre_act import Action
 from simulation.agents import speech
 from simulation.agents.phrasing import say
+from simulation.agents.speech import search_phrase, spoken_action
 from simulation.agents.text import slot_label
 
 ATTEMPTS_PER_ROUND = 2  # first call + one retry, then ask the user
@@ -50,10 +51,10 @@ class RecoveryMixin:
         """After a failed round: ask to try again once, then stop and explain."""
         if self.rounds >= 1:
             self.pointer = len(self.gold)
-            text = (
-                f"I'm sorry, {slot_label(tool)} is still failing ({code}: {message}). "
-                "Instead, you could try again later, and I can help with anything else."
-            )
+            text = say(
+                "still_failing", self._rng(), action=spoken_action(tool, self._rng()), code=code,
+                message=message.rstrip("."),
+            )  # fmt: skip
             return (
                 f"{tool} failed {ATTEMPTS_PER_ROUND} more times with {code}; I stop "
                 "retrying and explain.",
@@ -65,10 +66,10 @@ class RecoveryMixin:
             f"{tool} failed {self.attempts} times with {code}; rather than loop, I tell "
             "the user and offer to try again."
         )
-        text = (
-            f"The {slot_label(tool)} service is not responding right now ({code}: "
-            f"{message}). Shall I try again?"
-        )
+        text = say(
+            "retry_offer", self._rng(), action=spoken_action(tool, self._rng()), code=code,
+            message=message.rstrip("."),
+        )  # fmt: skip
         return (
             think,
             Action.say(text),
@@ -90,7 +91,9 @@ class RecoveryMixin:
             return self._finish(f"{tool} was refused ({code}: {message}). ")
         if speech.invites_resubmission(message) and not self.resubmit:
             self.awaiting = ("resubmit",)
-            text = say("resubmit", self._rng(), tool=slot_label(tool), message=message)
+            text = say(
+                "resubmit", self._rng(), action=spoken_action(tool, self._rng()), message=message
+            )
             return (
                 say("think_resubmit", self._rng(), tool=tool, code=code),
                 Action.say(text),
@@ -99,7 +102,9 @@ class RecoveryMixin:
         if self.tools[tool].kind == "write" and self.pointer + 1 < len(self.gold):
             return self._offer_alternative(tool, code, message, users, tools)
         self.issue, self.pointer = None, len(self.gold)
-        text = say("refused_decline", self._rng(), tool=slot_label(tool), message=message)
+        text = say(
+            "refused_decline", self._rng(), action=spoken_action(tool, self._rng()), message=message
+        )
         return (
             say("think_refused", self._rng(), tool=tool, code=code, message=message),
             Action.say(text),
@@ -115,17 +120,14 @@ class RecoveryMixin:
                 if p not in self.tools[tool].required
             ]
             change = f" or change the {slot_label(optional[0])}" if optional else ""
-            text = say("empty_offer", self._rng(), tool=slot_label(tool), change=change)
+            text = say("empty_offer", self._rng(), tool=search_phrase(tool), change=change)
             return (
                 say("think_empty", self._rng(), tool=tool),
                 Action.say(text),
                 ["Report the empty result.", "Offer alternatives."],
             )
         self.pointer = len(self.gold)
-        text = (
-            f"I'm sorry, {slot_label(tool)} still found nothing. Instead, you could "
-            "adjust your request and I can search with the new details."
-        )
+        text = say("empty_again", self._rng(), tool=search_phrase(tool))
         return (
             f"{tool} came back empty twice; I stop and suggest alternatives.",
             Action.say(text),
@@ -143,7 +145,7 @@ class RecoveryMixin:
         """
         self.refused[tool] = message
         self.issue, self.pointer = None, self.pointer + 1
-        self.note = f"I'm sorry, I could not {slot_label(tool)}: {message}"
+        self.note = f"I'm sorry, I could not {spoken_action(tool)}: {message}"
         think, action, plan = self._next(users, tools)
         alternative = self.gold[self.pointer].name if self.pointer < len(self.gold) else "it"
         if action.type == "say":

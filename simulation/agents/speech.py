@@ -11,7 +11,8 @@ import re
 from datetime import date
 from typing import Any
 
-from simulation.agents.text import render_value, slot_label
+from simulation.agents.slot_forms import slot_forms
+from simulation.agents.text import render_value, slot_label, value_in
 
 _MAX_FIELDS = 6
 _RETRY_WORDS = ("resubmit", "try again", "retry", "confirm it with the customer")
@@ -27,10 +28,22 @@ _PAIR_FORMS = (
     "the {label} {value}",
     "{label} set to {value}",
     "{value} ({label})",
-    "{label} of {value}",
+    "{value} for the {label}",
+    "{label} given as {value}",
+    "using {value} as {label}",
+    "{label} - {value}",
 )
 _ARG_JOINERS = (", ", "; ", ", ", " and ")
 _FIELD_FORMS = ("{label} {value}", "{label} {value}", "{label}: {value}", "{value} ({label})")
+# a result told to the user: the forms of a note and a few of speech
+_REPORT_FORMS = (
+    *_FIELD_FORMS,
+    "the {label} {value}",
+    "{label} listed as {value}",
+    "{value} for the {label}",
+    "{label} - {value}",
+    "{value} as the {label}",
+)
 _FIELD_JOINERS = ("; ", "; ", ", ", " | ")
 
 
@@ -71,23 +84,111 @@ def spoken_date_or_time(value: str, rng: Any) -> str:
     return value
 
 
-def _pair(label: str, value: str, rng: Any, forms: tuple[str, ...]) -> str:
+# how often a slot of a known kind is said the way its kind is ("on May 1st", "for 4 people")
+NATURAL_SHARE = 0.5
+# verbs whose object reads better without "the" ("search flights", "list cards")
+_BARE_VERBS = {"search", "list", "find", "add"}
+_VERBS = {"get": "look up", "lookup": "look up"}
+_PREPOSITIONS = {"to", "between", "for", "from", "with", "in", "on", "of", "about"}
+
+
+# other verbs a person would use for a tool's verb, drawn per ``rng``
+_SYNONYMS = {
+    "create": ("create", "make", "set up"),
+    "book": ("book", "reserve"),
+    "cancel": ("cancel", "call off"),
+    "send": ("send", "make"),
+    "request": ("request", "ask for"),
+    "update": ("update", "change"),
+    "open": ("open", "file"),
+    "reschedule": ("reschedule", "move"),
+    "modify": ("modify", "change"),
+    "place": ("place", "put in"),
+}
+_DETERMINERS = ("the", "the", "your", "this")
+
+
+def _words(tool: str, rng: Any) -> tuple[str, list[str], str]:
+    """A tool's verb (a synonym per ``rng``), the words after it and a determiner."""
+    verb, *rest = slot_label(tool).split()
+    verb = _VERBS.get(verb, verb)
     if rng is None:
-        return f"{label} {value}"
-    return rng.choice(forms).format(label=label, value=spoken_date_or_time(value, rng))
+        return verb, rest, "the"
+    return rng.choice(_SYNONYMS.get(verb, (verb,))), rest, rng.choice(_DETERMINERS)
+
+
+def spoken_action(tool: str, rng: Any = None) -> str:
+    """A tool name as the action a person would name: a verb and its object; with a seeded
+    ``rng``, the verb and determiner vary ("reserve your flight").
+
+    Example:
+        >>> spoken_action("cancel_service_appointment"), spoken_action("search_flights")
+        ('cancel the service appointment', 'search flights')
+        >>> spoken_action("get_order_details"), spoken_action("respond_to_invitation")
+        ('look up the order details', 'respond to the invitation')
+    """
+    verb, rest, the = _words(tool, rng)
+    if not rest or verb in _BARE_VERBS:
+        return " ".join([verb, *rest])
+    if rest[0] in _PREPOSITIONS:
+        return " ".join([verb, rest[0], the, *rest[1:]]) if rest[1:] else f"{verb} {rest[0]}"
+    return " ".join([verb, the, *rest])
+
+
+def spoken_object(tool: str, rng: Any = None) -> str:
+    """What a tool acts on, as a noun phrase ("the service appointment", "flights").
+
+    Example:
+        >>> spoken_object("cancel_service_appointment"), spoken_object("transfer_between_accounts")
+        ('the service appointment', 'the transfer between accounts')
+    """
+    verb, rest, the = _words(tool, rng)
+    verb = slot_label(tool).split()[0]
+    if not rest:
+        return f"{the} {verb}"
+    if rest[0] in _PREPOSITIONS:
+        return f"{the} {verb} {' '.join(rest)}"
+    return " ".join(rest) if verb in _BARE_VERBS else f"{the} {' '.join(rest)}"
+
+
+def search_phrase(tool: str) -> str:
+    """A look-up as the thing that may come back empty ("the search for flights").
+
+    Example:
+        >>> search_phrase("search_flights"), search_phrase("get_reservation")
+        ('the search for flights', 'the look-up of the reservation')
+    """
+    verb = slot_label(tool).split()[0]
+    noun = "search for" if verb in _BARE_VERBS else "look-up of"
+    return f"the {noun} {spoken_object(tool)}"
+
+
+def _pair(name: str, value: Any, rng: Any, forms: tuple[str, ...], voice: str | None = None) -> str:
+    """One field in words: a kind-specific form (``voice`` given) now and then, else one of
+    ``forms``."""
+    label, text = slot_label(name), render_value(value)
+    if rng is None:
+        return f"{label} {text}"
+    text = spoken_date_or_time(text, rng)
+    natural = slot_forms(name, value, voice) if voice else ()
+    if natural and rng.random() < NATURAL_SHARE:
+        return rng.choice(natural).format(value=text)
+    return rng.choice(forms).format(label=label, value=text)
 
 
 def describe_args(arguments: dict[str, Any], rng: Any = None, *, note: bool = False) -> str:
     """``{"order_id": "O1", "quantity": 2}`` -> ``order ID O1, quantity 2``; with a seeded
-    ``rng``, each pair in one of several forms and the pairs in a varied order and joint
-    (``note``: the plainer forms of a think).
+    ``rng``, each pair in one of several forms (a slot of a known kind often as its kind is
+    said: "on May 1st", "for 4 people") and the pairs in a varied order and joint (``note``:
+    the plainer forms of a think).
 
     Example:
         >>> describe_args({"order_id": "O1", "quantity": 2})
         'order ID O1, quantity 2'
     """
     forms = _FIELD_FORMS if note else _PAIR_FORMS  # a note to oneself: plainer forms
-    pairs = [_pair(slot_label(k), render_value(v), rng, forms) for k, v in arguments.items()]
+    voice = None if note else "assistant"
+    pairs = [_pair(k, v, rng, forms, voice) for k, v in arguments.items()]
     if not pairs:
         return "no arguments"
     if rng is None:
@@ -99,12 +200,18 @@ def describe_args(arguments: dict[str, Any], rng: Any = None, *, note: bool = Fa
     return joiner.join(pairs)
 
 
-def _scalars(record: dict[str, Any], rng: Any = None) -> list[str]:
-    fields = [
-        _pair(slot_label(k), render_value(v), rng, _FIELD_FORMS)
+def _scalars(record: dict[str, Any], rng: Any = None, known: str | None = None) -> list[str]:
+    """The record's scalar fields in words, at most ``_MAX_FIELDS``; with ``known`` (what the
+    user said, normalised), the fields after the first that only repeat it are left out."""
+    items = [
+        (k, v)
         for k, v in record.items()
         if isinstance(v, (str, int, float, bool)) and v is not None
     ][:_MAX_FIELDS]
+    if known is not None:
+        items = items[:1] + [(k, v) for k, v in items[1:] if not value_in(v, known)]
+    forms, voice = (_REPORT_FORMS, "assistant") if known is not None else (_FIELD_FORMS, None)
+    fields = [_pair(k, v, rng, forms, voice) for k, v in items]
     if rng is not None:  # the record's own key first (it names the thing), the rest in any order
         rest = fields[1:]
         rng.shuffle(rest)
@@ -117,27 +224,39 @@ def _scalars(record: dict[str, Any], rng: Any = None) -> list[str]:
     return fields
 
 
-def describe_result(content: Any, rng: Any = None) -> str:
+def describe_result(content: Any, rng: Any = None, known: str | None = None) -> str:
     """A short, faithful description of a successful tool result; with a seeded ``rng``, the
-    fields after the first in a varied order and form, 3 to 6 of them.
+    fields after the first in a varied order and form, 3 to 6 of them. With ``known`` (the
+    user's words, normalised), a report to the user: fields that only repeat what the user
+    said are left out, and a nested list is named by its items' first fields.
 
     Example:
         >>> describe_result({"order_id": "O2", "status": "placed", "items": [{"id": "I1"}]})
         'order ID O2; status placed; items: 1 found (first: ID I1)'
+        >>> describe_result({"order_id": "O2", "city": "Oslo", "items": [{"id": "I1"}]},
+        ...                 known="cancel o2 in oslo")
+        'order ID O2; items: ID I1'
     """
     joiner = rng.choice(_FIELD_JOINERS) if rng is not None else "; "
     if isinstance(content, list):
         if not content:
             return "nothing found"
+        if known is not None and all(isinstance(item, dict) for item in content):
+            heads = [_scalars(item, rng, known)[:1] for item in content[:3]]
+            more = f" and {len(content) - 3} more" if len(content) > 3 else ""
+            return ", ".join(h[0] for h in heads if h) + more
+        if known is not None and not isinstance(content[0], (dict, list)):
+            return render_value(content)
         first = content[0]
         head = joiner.join(_scalars(first, rng)) if isinstance(first, dict) else render_value(first)
         return f"{len(content)} found (first: {head})"
     if not isinstance(content, dict):
         return render_value(content)
-    parts = [joiner.join(_scalars(content, rng))] if _scalars(content) else []
+    scalars = _scalars(content, rng, known)
+    parts = [joiner.join(scalars)] if scalars else []
     for key, value in content.items():
         if isinstance(value, list):
-            listed = describe_result(value, rng) if value else "none"
+            listed = describe_result(value, rng, known) if value else "none"
             parts.append(f"{slot_label(key)}: {listed}")
     return joiner.join(p for p in parts if p) or "no details"
 

@@ -35,11 +35,13 @@ from mads_bench.text import normalise, split_sentences
 from simulation.agents.objective import vague_objective
 from simulation.agents.phrasing import (
     PHRASES,
+    Fact,
     answer_sentence,
     facts_sentence,
     objective_sentence,
     pick,
 )
+from simulation.agents.slot_forms import slot_forms
 from simulation.agents.speech import spoken_date_or_time
 from simulation.agents.style import StyleProfile
 from simulation.agents.text import (
@@ -63,6 +65,18 @@ _TONE = {
         "I hope this won't take long.",
         "Last time this was a bit of a hassle.",
         "Let's hope it's simple this time.",
+        "I'm a little short on time, so quick would be great.",
+        "Not my favourite way to spend a lunch break.",
+        "These things never go as planned for me.",
+        "Bear with me, I'm not great at this.",
+        "I tried the website first and gave up.",
+        "Hopefully no surprises this round.",
+        "I'd rather not have to call anyone about it.",
+        "Sorry if I'm a bit impatient today.",
+        "I was told this would be quick.",
+        "I've got a meeting in ten minutes.",
+        "Please don't make me repeat everything.",
+        "My last chat like this went in circles.",
     ],
     "moderate": [
         "Honestly, this is taking longer than it should.",
@@ -71,6 +85,18 @@ _TONE = {
         "Why is this so complicated?",
         "I really don't have time for this.",
         "This should have been easy.",
+        "I've explained this before and nothing happened.",
+        "Can we skip the runaround this time?",
+        "Every time I contact you it turns into an ordeal.",
+        "I'm getting tired of chasing this.",
+        "Your website was useless, so here I am.",
+        "I'd appreciate it if this actually got done today.",
+        "Frankly, I expected better service.",
+        "This has cost me enough of my evening already.",
+        "I was on hold for forty minutes yesterday.",
+        "Please just get it right the first time.",
+        "Nobody seems to know what they're doing.",
+        "I've lost count of how often I've asked.",
     ],
     "severe": [
         "This is ridiculous, I've wasted enough time already!",
@@ -79,6 +105,18 @@ _TONE = {
         "Third time asking, get it right!",
         "Unbelievable, nothing ever works here!",
         "Do your job properly for once!",
+        "I swear, one more mistake and I'm closing my account!",
+        "What a joke of a service!",
+        "I'm done being patient with you people!",
+        "Stop wasting my time!",
+        "This is the worst support I've ever dealt with!",
+        "Are you even listening to me?!",
+        "I want this sorted NOW!",
+        "How hard can it possibly be?!",
+        "You people are impossible!",
+        "Don't you dare mess this up again!",
+        "I've had it with this company!",
+        "Honestly, what is wrong with your system?!",
     ],
 }
 MAX_STALLS = 3
@@ -95,8 +133,9 @@ class ScriptedUser:
     Example:
         >>> from mads_bench.catalog import load_domain
         >>> user = ScriptedUser(load_domain("mock").scenarios[0], seed=0)
-        >>> user.respond([]).content
-        'Hello, quick one: I need to cancel order O1. FYI, the order ID is O1.'
+        >>> print(user.respond([]).content)
+        Hello, quick one: I need to cancel order O1. Off the top of my head, the order ID
+        should be O1.
     """
 
     spec = "scripted"
@@ -145,9 +184,12 @@ class ScriptedUser:
             InjectionRecord(kind=kind, turn_index=self.turn, seed=self.seed, detail=detail)
         )
 
-    def _facts(self, names: list[str], rng: random.Random | None = None) -> list[tuple[str, str]]:
+    def _facts(self, names: list[str], rng: random.Random | None = None) -> list[Fact]:
         self.given.update(names)
-        return [(slot_label(n), self._value(n, rng)) for n in names]
+        return [
+            Fact(slot_label(n), self._value(n, rng), slot_forms(n, self.slots[n], "user"))
+            for n in names
+        ]
 
     def _value(self, name: str, rng: random.Random | None) -> str:
         """How the user says a slot's value: a date or a time as people say them ("May 1st",
@@ -180,11 +222,11 @@ class ScriptedUser:
         if self.style.layout == "prose":  # values in a sentence, worded per seed
             sentences, lines = [*sentences, facts_sentence(facts, rng)], []
         else:  # the persona writes key: value lines or lists, in no fixed order
-            lines = [f"{label}: {value}" for label, value in rng.sample(facts, len(facts))]
+            lines = [f"{f.label}: {f.value}" for f in rng.sample(facts, len(facts))]
         protected = tuple(
             {slot_label(n) for n in self.slots}
             | {spoken_value(v) for v in self.slots.values()}
-            | {text for fact in facts for text in fact}
+            | {text for fact in facts for text in (fact.label, fact.value)}
         )
         text = self.style.apply(
             [s for s in sentences if s], lines, opening=self.turn == 0, closing=done,
@@ -199,7 +241,7 @@ class ScriptedUser:
         held = {name: self.slots[name] for name in self.withheld | set(self.queue)}
         return objective_sentence(vague_objective(self.scenario.objective.strip(), held), rng)
 
-    def _opening_facts(self, rng: random.Random) -> list[tuple[str, str]]:
+    def _opening_facts(self, rng: random.Random) -> list[Fact]:
         held = self.withheld | set(self.queue) | self.deferred
         names = [n for n in self.slots if n not in held]
         if self.withheld:
@@ -208,7 +250,7 @@ class ScriptedUser:
             self._record("incremental_constraint_revelation", f"held back {self.queue}")
         return self._facts(names, rng)
 
-    def _reveal_next(self, rng: random.Random) -> list[tuple[str, str]]:
+    def _reveal_next(self, rng: random.Random) -> list[Fact]:
         while self.queue and self.queue[0] in self.given:
             self.queue.pop(0)
         if not self.queue:
@@ -217,9 +259,7 @@ class ScriptedUser:
         self._record("incremental_constraint_revelation", f"revealed {name}")
         return self._facts([name], rng)
 
-    def _reply(
-        self, view: list[Message], rng: random.Random
-    ) -> tuple[list[str], list[tuple[str, str]], bool]:
+    def _reply(self, view: list[Message], rng: random.Random) -> tuple[list[str], list[Fact], bool]:
         last = view[-1].content if view and view[-1].role == "assistant" else ""
         if last == NOT_PROCESSED_NOTICE:
             self.stalls += 1
@@ -243,10 +283,14 @@ class ScriptedUser:
             self.revision = None
             self.slots.update(revision.revised_slots)
             self._record("goal_revision", f"revised {sorted(revision.revised_slots)}")
-            opener = revision.revised_objective or "I'd like to change something."
+            change = pick("change_of_plan", rng)
             rest = [n for n in asked if n not in revision.revised_slots]
             return (
-                [f"{pick('change_of_plan', rng)} {opener}"],
+                [
+                    f"{change} {revision.revised_objective}"
+                    if revision.revised_objective
+                    else change
+                ],
                 self._facts([*revision.revised_slots, *rest], rng),
                 False,
             )
@@ -266,7 +310,7 @@ class ScriptedUser:
                 and not isinstance(value, (bool, dict))
                 and rng.random() < 0.5
             ):  # one value on its own, as people answer ("It's 503-555-0142.")
-                return [answer_sentence(facts[0][1], rng)], [], False
+                return [answer_sentence(facts[0].value, rng, facts[0].forms)], [], False
             return [pick("give", rng)], facts, False
         if declines_with_alternatives(last):
             return [pick("thanks_declined", rng)], [], True

@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
@@ -47,15 +46,34 @@ JUDGE_ANSWER_WORDS = {
 
 
 class _Orthogonal:
-    """An encoder under which different texts are unrelated (one-hot by a hash of the text),
-    so the embedding tests never fire. For doctests and rule-only runs; not the default."""
+    """An encoder under which different texts are unrelated, so the embedding tests never
+    fire. For doctests and rule-only runs; not the default.
+
+    Each distinct text gets its own axis, in the order first seen (the checkers encode their
+    prototypes first). Past ``dimension`` texts, axes are reused from ``reserved`` on, so the
+    first texts seen (the prototypes) never share an axis with a message. (A hash of the text
+    used to pick the axis, and a message could land on a prototype's.)
+    """
 
     dimension = 1 << 12
+    reserved = 256
+
+    def __init__(self) -> None:
+        self._axes: dict[str, int] = {}
+
+    def _axis(self, text: str) -> int:
+        if text not in self._axes:
+            n = len(self._axes)
+            span = self.dimension - self.reserved
+            self._axes[text] = (
+                n if n < self.dimension else self.reserved + (n - self.reserved) % span
+            )
+        return self._axes[text]
 
     def encode(self, texts: list[str], **kwargs: object) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
-            vectors[row, zlib.crc32(text.encode()) % self.dimension] = 1.0
+            vectors[row, self._axis(text)] = 1.0
         return vectors
 
 

@@ -113,7 +113,7 @@ def test_backend_failure_retry_and_goal_revision() -> None:
 def test_empty_results_are_reported_with_alternatives_then_retried() -> None:
     trajectory = simulate(scenario("travel-tokyo-hotel-unhappy"), seed=0)
     # the assistant tells the user, offers alternatives, and searches again after the answer
-    empty_say = next(t for t in says(trajectory) if "search hotels" in t.casefold())
+    empty_say = next(t for t in says(trajectory) if "search for hotels" in t.casefold())
     assert declines_with_alternatives(empty_say) and asks_confirmation(empty_say)
     searches = [s for s in tool_steps(trajectory) if s[1] == "search_hotels"]
     assert len(searches) == 2 and searches[0][0] < searches[1][0]
