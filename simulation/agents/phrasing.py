@@ -299,7 +299,6 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Now I just need your okay to",
         "Here's what I'm about to do:",
         "Once you confirm, I'll",
-        "Before I",
         "Let me run it by you first. I'm going to",
         "I've got everything needed to",
         "We're ready to",
@@ -592,7 +591,6 @@ _FACT_FORMS = (
     "{label}'s {value}",
     "use {value} for the {label}",
     "I have {value} as my {label}",
-    "{value} as {label}",
 )
 # how often a slot with kind-specific forms ("you can reach me at ...") is said that way
 NATURAL_SHARE = 0.5

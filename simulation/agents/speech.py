@@ -207,9 +207,16 @@ def _scalars(record: dict[str, Any], rng: Any = None, known: str | None = None) 
         (k, v)
         for k, v in record.items()
         if isinstance(v, (str, int, float, bool)) and v is not None
-    ][:_MAX_FIELDS]
-    if known is not None:
-        items = items[:1] + [(k, v) for k, v in items[1:] if not value_in(v, known)]
+    ]
+    if known is not None:  # told to the user: what is new to them, figures first, no zeros
+        rest = [
+            (k, v)
+            for k, v in items[1:]
+            if not isinstance(v, bool) and v != 0 and not value_in(v, known)
+        ]
+        figures = [(k, v) for k, v in rest if any(ch.isdigit() for ch in render_value(v))]
+        items = items[:1] + figures + [item for item in rest if item not in figures]
+    items = items[:_MAX_FIELDS]
     forms, voice = (_REPORT_FORMS, "assistant") if known is not None else (_FIELD_FORMS, None)
     fields = [_pair(k, v, rng, forms, voice) for k, v in items]
     if rng is not None:  # the record's own key first (it names the thing), the rest in any order
@@ -237,13 +244,15 @@ def describe_result(content: Any, rng: Any = None, known: str | None = None) -> 
         ...                 known="cancel o2 in oslo")
         'order ID O2; items: ID I1'
     """
-    joiner = rng.choice(_FIELD_JOINERS) if rng is not None else "; "
+    # a report joins with no comma: "shipped on March 17, 7721904431" reads as a year
+    joiners = _FIELD_JOINERS if known is None else ("; ", " | ")
+    joiner = rng.choice(joiners) if rng is not None else "; "
     if isinstance(content, list):
         if not content:
             return "nothing found"
         if known is not None and all(isinstance(item, dict) for item in content):
             heads = [_scalars(item, rng, known)[:1] for item in content[:3]]
-            more = f" and {len(content) - 3} more" if len(content) > 3 else ""
+            more = ", among others" if len(content) > 3 else ""
             return ", ".join(h[0] for h in heads if h) + more
         if known is not None and not isinstance(content[0], (dict, list)):
             return render_value(content)
