@@ -187,12 +187,12 @@ class ScriptedAssistant(RecoveryMixin):
                     args=speech.describe_args(args, rng, note=True),
                 )
                 lead = f"{again}{say('ready', rng)}"
-                if not again and rng.random() < 0.4:  # an SGD "Please confirm the following:"
+                if not again and rng.random() < 0.7:  # an SGD "Please confirm the following:"
                     lead = say("confirm_lead", rng)
                 text = say(
                     "confirm", rng, lead="Instead, I can" if self.note else lead.strip(),
                     action=speech.spoken_action(call.name, rng),
-                    args=speech.describe_args(args, rng).rstrip("."),
+                    args=speech.describe_args(args, rng, names=self._names()).rstrip("."),
                     question=say("confirm_question", rng),
                 )  # fmt: skip
                 return (
@@ -240,6 +240,21 @@ class ScriptedAssistant(RecoveryMixin):
         """The wording RNG of this step: seeded by the conversation and the step count."""
         return random.Random(f"{self.seed}:{self.scenario.id}:{self.seen}")
 
+    def _result_words(self, result: ToolResult, rng: random.Random) -> str:
+        """One result in a report: "your reservation RB-0024; ..." when the result's own id
+        names what the tool acts on, else "the reservation: ..." around its fields."""
+        what = speech.spoken_object(result.name, rng)
+        facts = speech.describe_result(
+            result.content, rng, known=self.known, names=self._names(), what=what
+        )
+        if facts.startswith(what):
+            return facts
+        return say("result", rng, capital=False, what=what, facts=facts)
+
+    def _names(self) -> dict[str, str]:
+        """Identifier -> name, from the results so far (a person names what the id stands for)."""
+        return speech.entity_names(r.content for r in self.results)
+
     def _spoken(self, text: str) -> str:
         """``text``, after the pending apology for a refused write (said once)."""
         note, self.note = self.note, None
@@ -263,19 +278,7 @@ class ScriptedAssistant(RecoveryMixin):
             )
         done = [r for r in self.results if self.tools[r.name].kind == "write"] or self.results[-1:]
         rng = self._rng()
-        facts = (
-            "; ".join(
-                say(
-                    "result",
-                    rng,
-                    capital=False,
-                    what=speech.spoken_object(r.name, rng),
-                    facts=speech.describe_result(r.content, rng, known=self.known),
-                )
-                for r in done
-            )
-            or "nothing needed changing"
-        )
+        facts = "; ".join(self._result_words(r, rng) for r in done) or "nothing needed changing"
         names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "no tools"
         think = say("think_done", self._rng(), names=names)
         if self.refused:

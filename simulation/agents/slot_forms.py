@@ -30,39 +30,65 @@ __all__ = ["slot_forms", "slot_kind"]
 # identifier's label without "ID"
 _FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "date": (
-        ("on {value}", "for {value}", "{value} would be the day", "the day is {value}"),
-        ("on {value}", "for {value}"),
+        (
+            "on {value}",
+            "for {value}",
+            "{value} would be the day",
+            "the day is {value}",
+            "it's for {value}",
+            "{value} suits me",
+            "ideally {value}",
+        ),
+        ("on {value}", "for {value}", "dated {value}", "{value} as the day"),
     ),
     "new_date": (
-        ("moving it to {value}", "the new date is {value}", "{value} instead"),
-        ("to {value}", "moving it to {value}", "new date {value}"),
+        ("moving it to {value}", "the new date is {value}", "{value} instead", "to {value}"),
+        ("to {value}", "moving it to {value}", "new date {value}", "over to {value}"),
     ),
     "check_in": (("checking in on {value}", "arriving {value}"), ("check-in on {value}",)),
     "check_out": (("checking out on {value}", "leaving {value}"), ("check-out on {value}",)),
-    "time": (("at {value}", "{value} would be ideal", "for {value}"), ("at {value}",)),
+    "time": (
+        ("at {value}", "{value} would be ideal", "for {value}", "around {value} if possible"),
+        ("at {value}", "for {value}", "starting {value}"),
+    ),
     "phone": (
         (
             "you can reach me at {value}",
             "my number is {value}",
             "call me on {value} if needed",
             "the best number is {value}",
+            "my mobile is {value}",
+            "text me at {value}",
         ),
-        ("contact number {value}", "phone {value}", "reachable at {value}"),
+        ("contact number {value}", "phone {value}", "reachable at {value}", "with {value} to call"),
     ),
     "guest": (
-        ("it's under {value}", "under the name {value}", "the name is {value}", "name: {value}"),
-        ("under the name {value}", "in the name of {value}", "for {value}"),
+        (
+            "it's under {value}",
+            "under the name {value}",
+            "the name is {value}",
+            "name: {value}",
+            "book it for {value}",
+            "put it under {value}",
+        ),
+        ("under the name {value}", "in the name of {value}", "for {value}", "under {value}"),
     ),
     "passenger": (
         ("the passenger is {value}", "it's for {value}", "{value} is traveling"),
-        ("for {value}", "passenger {value}"),
+        ("for {value}", "passenger {value}", "travelling: {value}"),
     ),
     "surname": (
         ("my last name is {value}", "my surname is {value}", "last name's {value}"),
         ("last name {value}", "surname {value}"),
     ),
-    "payee": (("to {value}", "paying {value}", "it goes to {value}"), ("to {value}",)),
-    "city": (("in {value}", "here in {value}", "somewhere in {value}"), ("in {value}",)),
+    "payee": (
+        ("to {value}", "paying {value}", "it goes to {value}", "the money is for {value}"),
+        ("to {value}", "paid to {value}"),
+    ),
+    "city": (
+        ("in {value}", "here in {value}", "somewhere in {value}", "I'm in {value}"),
+        ("in {value}",),
+    ),
     "origin": (
         ("from {value}", "leaving from {value}", "flying out of {value}"),
         ("from {value}", "departing {value}"),
@@ -72,18 +98,30 @@ _FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("to {value}", "arriving at {value}"),
     ),
     "money": (
-        ("{value} dollars", "${value}", "the amount is {value}"),
-        ("{value} dollars", "${value}", "for ${value}"),
+        ("{value} dollars", "${value}", "the amount is {value}", "{value} in total"),
+        ("{value} dollars", "${value}", "for ${value}", "a total of {value}"),
     ),
     "venue": (
-        ("at {value}", "the place is {value}", "{value} is the restaurant"),
-        ("at {value}",),
+        (
+            "at {value}",
+            "the place is {value}",
+            "{value} is the restaurant",
+            "I'd love {value}",
+            "{value}, if they have room",
+        ),
+        ("at {value}", "with {value}"),
     ),
     "merchant": (("at {value}", "the merchant was {value}", "from {value}"), ("at {value}",)),
     "cuisine": (("{value} food", "something {value}", "I'm in the mood for {value}"), ()),
     "party": (
-        ("for {value} people", "a party of {value}", "there will be {value} of us"),
-        ("for {value} people", "a party of {value}", "{value} guests"),
+        (
+            "for {value} people",
+            "a party of {value}",
+            "there will be {value} of us",
+            "we're {value}",
+            "a table for {value}",
+        ),
+        ("for {value} people", "a party of {value}", "{value} guests", "{value} people"),
     ),
     "product": (("the {value}", "it's the {value}", "I'm after the {value}"), ("the {value}",)),
     "shipping": (
@@ -104,7 +142,14 @@ _FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("booking {value}", "reference {value}", "booking reference {value}"),
     ),
     "id": (
-        ("my {label} is {value}", "my {base} number is {value}", "it's {base} {value}"),
+        (
+            "my {label} is {value}",
+            "my {base} number is {value}",
+            "it's {base} {value}",
+            "the {base} is {value}",
+            "{base} number: {value}",
+            "you'll find it under {value}",
+        ),
         ("{base} {value}", "{base} number {value}", "{label} {value}"),
     ),
 }

@@ -11,6 +11,7 @@ import re
 from datetime import date
 from typing import Any
 
+from mads_bench.text import normalise
 from simulation.agents.slot_forms import slot_forms
 from simulation.agents.text import render_value, slot_label, value_in
 
@@ -39,10 +40,7 @@ _FIELD_FORMS = ("{label} {value}", "{label} {value}", "{label}: {value}", "{valu
 _REPORT_FORMS = (
     *_FIELD_FORMS,
     "the {label} {value}",
-    "{label} listed as {value}",
-    "{value} for the {label}",
     "{label} - {value}",
-    "{value} as the {label}",
 )
 _FIELD_JOINERS = ("; ", "; ", ", ", " | ")
 
@@ -85,7 +83,7 @@ def spoken_date_or_time(value: str, rng: Any) -> str:
 
 
 # how often a slot of a known kind is said the way its kind is ("on May 1st", "for 4 people")
-NATURAL_SHARE = 0.5
+NATURAL_SHARE = 0.75
 # verbs whose object reads better without "the" ("search flights", "list cards")
 _BARE_VERBS = {"search", "list", "find", "add"}
 _VERBS = {"get": "look up", "lookup": "look up"}
@@ -139,15 +137,15 @@ def spoken_object(tool: str, rng: Any = None) -> str:
     """What a tool acts on, as a noun phrase ("the service appointment", "flights").
 
     Example:
-        >>> spoken_object("cancel_service_appointment"), spoken_object("transfer_between_accounts")
-        ('the service appointment', 'the transfer between accounts')
+        >>> spoken_object("cancel_service_appointment"), spoken_object("respond_to_invitation")
+        ('the service appointment', 'the invitation')
     """
     verb, rest, the = _words(tool, rng)
     verb = slot_label(tool).split()[0]
     if not rest:
         return f"{the} {verb}"
-    if rest[0] in _PREPOSITIONS:
-        return f"{the} {verb} {' '.join(rest)}"
+    if rest[0] in _PREPOSITIONS:  # "respond to invitation" acts on the invitation
+        return f"{the} {' '.join(rest[1:])}" if rest[1:] else f"{the} {verb}"
     return " ".join(rest) if verb in _BARE_VERBS else f"{the} {' '.join(rest)}"
 
 
@@ -163,12 +161,51 @@ def search_phrase(tool: str) -> str:
     return f"the {noun} {spoken_object(tool)}"
 
 
-def _pair(name: str, value: Any, rng: Any, forms: tuple[str, ...], voice: str | None = None) -> str:
-    """One field in words: a kind-specific form (``voice`` given) now and then, else one of
-    ``forms``."""
+_NAME_KEYS = ("name", "title", "product_name", "service_name")
+_NAMED_FORMS = ("{base} {name}", "{name}", "the {base} {name}", "{name} ({base})")
+
+
+def entity_names(contents: Any) -> dict[str, str]:
+    """Identifier -> name of every record in tool results that has both (``RST-101`` ->
+    ``Maison Lune``): a person names the restaurant, not its internal id.
+
+    Example:
+        >>> entity_names([{"restaurants": [{"restaurant_id": "RST-1", "name": "Lune"}]}])
+        {'RST-1': 'Lune'}
+    """
+    names: dict[str, str] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            name = next((node[k] for k in _NAME_KEYS if isinstance(node.get(k), str)), None)
+            for key, value in node.items():
+                if key.endswith("_id") and isinstance(value, str) and name and name != value:
+                    names.setdefault(value, name)
+                walk(value)
+
+    walk(list(contents))
+    return names
+
+
+def _pair(
+    name: str,
+    value: Any,
+    rng: Any,
+    forms: tuple[str, ...],
+    voice: str | None = None,
+    names: dict[str, str] | None = None,
+) -> str:
+    """One field in words: an identifier a result names by its name (``voice`` and ``names``
+    given), a kind-specific form (``voice`` given) now and then, else one of ``forms``."""
     label, text = slot_label(name), render_value(value)
     if rng is None:
         return f"{label} {text}"
+    if voice and names and isinstance(value, str) and value in names:
+        base = name.removesuffix("_id").replace("_", " ")
+        return rng.choice(_NAMED_FORMS).format(base=base, name=names[value])
     text = spoken_date_or_time(text, rng)
     natural = slot_forms(name, value, voice) if voice else ()
     if natural and rng.random() < NATURAL_SHARE:
@@ -176,7 +213,13 @@ def _pair(name: str, value: Any, rng: Any, forms: tuple[str, ...], voice: str | 
     return rng.choice(forms).format(label=label, value=text)
 
 
-def describe_args(arguments: dict[str, Any], rng: Any = None, *, note: bool = False) -> str:
+def describe_args(
+    arguments: dict[str, Any],
+    rng: Any = None,
+    *,
+    note: bool = False,
+    names: dict[str, str] | None = None,
+) -> str:
     """``{"order_id": "O1", "quantity": 2}`` -> ``order ID O1, quantity 2``; with a seeded
     ``rng``, each pair in one of several forms (a slot of a known kind often as its kind is
     said: "on May 1st", "for 4 people") and the pairs in a varied order and joint (``note``:
@@ -188,7 +231,7 @@ def describe_args(arguments: dict[str, Any], rng: Any = None, *, note: bool = Fa
     """
     forms = _FIELD_FORMS if note else _PAIR_FORMS  # a note to oneself: plainer forms
     voice = None if note else "assistant"
-    pairs = [_pair(k, v, rng, forms, voice) for k, v in arguments.items()]
+    pairs = [_pair(k, v, rng, forms, voice, names) for k, v in arguments.items()]
     if not pairs:
         return "no arguments"
     if rng is None:
@@ -200,7 +243,13 @@ def describe_args(arguments: dict[str, Any], rng: Any = None, *, note: bool = Fa
     return joiner.join(pairs)
 
 
-def _scalars(record: dict[str, Any], rng: Any = None, known: str | None = None) -> list[str]:
+def _scalars(
+    record: dict[str, Any],
+    rng: Any = None,
+    known: str | None = None,
+    names: dict[str, str] | None = None,
+    what: str | None = None,
+) -> list[str]:
     """The record's scalar fields in words, at most ``_MAX_FIELDS``; with ``known`` (what the
     user said, normalised), the fields after the first that only repeat it are left out."""
     items = [
@@ -212,13 +261,23 @@ def _scalars(record: dict[str, Any], rng: Any = None, known: str | None = None) 
         rest = [
             (k, v)
             for k, v in items[1:]
-            if not isinstance(v, bool) and v != 0 and not value_in(v, known)
+            if not isinstance(v, bool)
+            and v not in (0, "")
+            and not value_in(v, known)
+            and not (isinstance(v, str) and v in (names or {}) and normalise(names[v]) in known)
         ]
         figures = [(k, v) for k, v in rest if any(ch.isdigit() for ch in render_value(v))]
         items = items[:1] + figures + [item for item in rest if item not in figures]
     items = items[:_MAX_FIELDS]
     forms, voice = (_REPORT_FORMS, "assistant") if known is not None else (_FIELD_FORMS, None)
-    fields = [_pair(k, v, rng, forms, voice) for k, v in items]
+    # the record's own key keeps its identifier (the user's reference); others may be named
+    fields = [
+        _pair(k, v, rng, forms, voice, names if i else None) for i, (k, v) in enumerate(items)
+    ]
+    if what and items and items[0][0].endswith("_id"):  # "your reservation RB-0024"
+        key, value = items[0]
+        if what.endswith(key.removesuffix("_id").replace("_", " ")):
+            fields[0] = f"{what} {render_value(value)}"
     if rng is not None:  # the record's own key first (it names the thing), the rest in any order
         rest = fields[1:]
         rng.shuffle(rest)
@@ -231,7 +290,13 @@ def _scalars(record: dict[str, Any], rng: Any = None, known: str | None = None) 
     return fields
 
 
-def describe_result(content: Any, rng: Any = None, known: str | None = None) -> str:
+def describe_result(
+    content: Any,
+    rng: Any = None,
+    known: str | None = None,
+    names: dict[str, str] | None = None,
+    what: str | None = None,
+) -> str:
     """A short, faithful description of a successful tool result; with a seeded ``rng``, the
     fields after the first in a varied order and form, 3 to 6 of them. With ``known`` (the
     user's words, normalised), a report to the user: fields that only repeat what the user
@@ -251,7 +316,7 @@ def describe_result(content: Any, rng: Any = None, known: str | None = None) -> 
         if not content:
             return "nothing found"
         if known is not None and all(isinstance(item, dict) for item in content):
-            heads = [_scalars(item, rng, known)[:1] for item in content[:3]]
+            heads = [_scalars(item, rng, known, names)[:1] for item in content[:3]]
             more = ", among others" if len(content) > 3 else ""
             return ", ".join(h[0] for h in heads if h) + more
         if known is not None and not isinstance(content[0], (dict, list)):
@@ -261,11 +326,11 @@ def describe_result(content: Any, rng: Any = None, known: str | None = None) -> 
         return f"{len(content)} found (first: {head})"
     if not isinstance(content, dict):
         return render_value(content)
-    scalars = _scalars(content, rng, known)
+    scalars = _scalars(content, rng, known, names, what)
     parts = [joiner.join(scalars)] if scalars else []
     for key, value in content.items():
         if isinstance(value, list):
-            listed = describe_result(value, rng, known) if value else "none"
+            listed = describe_result(value, rng, known, names) if value else "none"
             parts.append(f"{slot_label(key)}: {listed}")
     return joiner.join(p for p in parts if p) or "no details"
 

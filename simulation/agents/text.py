@@ -31,6 +31,13 @@ _CONFIRM_CUES = (
     "ok to proceed",
     "okay to proceed",
     "want me to",
+    "okay if i",
+    "alright if i",
+    "happy for me to",
+    "ready for me to",
+    "can i proceed",
+    "may i proceed",
+    "good to go",
 )
 _AFFIRMATIVE = re.compile(
     r"\b(yes|yep|yeah|yup|sure|ok|okay|go ahead|confirm|confirmed|please do|book it|do it|"

@@ -134,8 +134,8 @@ class ScriptedUser:
         >>> from mads_bench.catalog import load_domain
         >>> user = ScriptedUser(load_domain("mock").scenarios[0], seed=0)
         >>> print(user.respond([]).content)
-        Hello, quick one: I need to cancel order O1. Off the top of my head, the order ID
-        should be O1.
+        Hello, here's my problem: I need to cancel order O1. Off the top of my head, the order
+        ID should be O1.
     """
 
     spec = "scripted"
@@ -296,6 +296,14 @@ class ScriptedUser:
             )
         if asks_confirmation(last):
             self.stalls = 0
+            heard = normalise(last, numbers="canonical")
+            echoes = [
+                n for n, v in self.slots.items()
+                if not isinstance(v, (bool, list, dict)) and value_in(v, heard)
+            ]  # fmt: skip
+            if echoes and self.style.layout == "prose" and rng.random() < 0.4:
+                value = self._value(rng.choice(echoes), rng)
+                return [rng.choice(PHRASES["agree_value"]).format(value=value)], [], False
             return [pick("agree", rng)], [], False
         if asked:
             self.stalls = 0

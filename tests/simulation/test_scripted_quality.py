@@ -133,8 +133,9 @@ def test_refusal_is_explained_and_the_alternative_offered() -> None:
     assert texts[-1].startswith("All done, with one change. I'm sorry: join waitlist was refused")
     assert "here is what i did" not in texts[-1].casefold()
     room = simulate(SCENARIOS["calendar-room-swap-debrief-unhappy"], seed=1)
-    # Summit refused, the smaller HQ room R-102 from the workflow is offered and booked
-    assert any("Summit is reserved" in t and "R-102" in t for t in says(room))
+    # Summit refused, the smaller HQ room R-102 (Glacier) from the workflow is offered and
+    # booked; the offer names the room as the look-up did
+    assert any("Summit is reserved" in t and "Glacier" in t for t in says(room))
     event = next(e for e in room.final_state["events"] if e["event_id"] == "E-0016")
     assert event["room_id"] == "R-102"
 
@@ -197,6 +198,7 @@ def test_repetitions_of_a_scenario_are_worded_differently_but_each_is_seeded():
     assert identical == 0
     # every way of agreeing is read as a yes by the assistant
     assert all(is_affirmative(p) for p in PHRASES["agree"])
+    assert all(is_affirmative(p.format(value="May 1st")) for p in PHRASES["agree_value"])
     # with any second sentence too (drawn by pick)
     rng = random.Random(0)
     assert all(is_affirmative(pick("agree", rng)) for _ in range(200))
