@@ -189,8 +189,13 @@ class ScriptedAssistant(RecoveryMixin):
                 lead = f"{again}{say('ready', rng)}"
                 if not again and rng.random() < 0.7:  # an SGD "Please confirm the following:"
                     lead = say("confirm_lead", rng)
+                # now and then the whole confirmation is one question; never for an
+                # alternative offered after a refusal ("Instead, I can ...")
+                act = (
+                    "confirm_ask" if not (again or self.note) and rng.random() < 0.4 else "confirm"
+                )
                 text = say(
-                    "confirm", rng, lead="Instead, I can" if self.note else lead.strip(),
+                    act, rng, lead="Instead, I can" if self.note else lead.strip(),
                     action=speech.spoken_action(call.name, rng),
                     args=speech.describe_args(args, rng, names=self._names()).rstrip("."),
                     question=say("confirm_question", rng),
@@ -289,8 +294,8 @@ class ScriptedAssistant(RecoveryMixin):
                 f"The workflow is done ({names}) except {', '.join(self.refused)}, which a rule "
                 "refused; I repeat that and summarise what the alternative returned."
             )
-            text = f"All done, with one change. I'm sorry: {rules}. Instead, here is the result: "
-            return think, Action.say(f"{text}{facts}."), ["Explain the refusal.", "Summarise."]
+            text = say("done_with_change", self._rng(), rules=rules, facts=facts)
+            return think, Action.say(text), ["Explain the refusal.", "Summarise."]
         if self.scenario.must_say:  # the gold policy answers what the user asked, as told
             facts = f"{facts}; to answer your question: {', '.join(self.scenario.must_say)}"
         verb = "did" if any(self.tools[r.name].kind == "write" for r in done) else "found"

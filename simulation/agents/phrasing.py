@@ -71,6 +71,12 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "Sure, {value} it is.",
         "Perfect, {value} is what I wanted.",
         "Yes please, {value} is correct.",
+        "Right, {value}. Please go ahead.",
+        "Yes, that's it: {value}.",
+        "Sounds good, {value} is perfect.",
+        "Yes, I can confirm {value}.",
+        "Exactly, {value}. Yes, thanks for checking.",
+        "Okay, {value} is right, yes.",
     ),
     "give": (
         "Sure, here you go.",
@@ -177,6 +183,10 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Unfortunately I have to say no to that one.",
         "I'm sorry, I can't make that happen.",
         "Having checked, I'm afraid I cannot do this as requested.",
+        "I'm sorry, my hands are tied on this one.",
+        "Unfortunately, the rules don't let me do that.",
+        "I'm sorry, but that's not allowed here.",
+        "I wish I could, but unfortunately it isn't possible.",
     ),
     "empty_offer": (
         "I'm sorry, {tool} found nothing for your request. As alternatives, I can search once "
@@ -191,6 +201,11 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Would you like me to try again?",
         "Unfortunately there were no results from {tool}. I could instead search "
         "again{change}. Shall I do that?",
+        "I'm sorry, {tool} turned up nothing. One option is a new search{change}. Want me to try?",
+        "I'm sorry, {tool} came back with no matches. Instead, I could search again{change}. "
+        "Should I?",
+        "Unfortunately {tool} didn't find anything suitable. An alternative is to search "
+        "again{change}. Do you want me to do that?",
     ),
     "empty_again": (
         "I'm sorry, {tool} still found nothing. Instead, you could adjust your request and I "
@@ -234,6 +249,23 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "at another option with you, or you could reach the team directly.",
         "Unfortunately, the request to {action} was turned down: {message} I can help you find "
         "an alternative instead, or you could get in touch with the team directly.",
+        "I'm sorry, I tried to {action}, but the system said no: {message} If you like, I can "
+        "look at another option instead, or the team can help you directly.",
+        "Unfortunately I can't {action} here. {message} One option is to try something else "
+        "with me; you could also contact the team yourself.",
+        "I'm sorry, that didn't work: I couldn't {action}. {message} I can suggest an "
+        "alternative instead, or you could speak to the team directly.",
+    ),
+    # the closing report when a refused step was replaced by an alternative; each has a
+    # completion cue, a decline cue and an alternative cue
+    "done_with_change": (
+        "All done, with one change. I'm sorry: {rules}. Instead, here is the result: {facts}.",
+        "That's all done, with one difference. I'm sorry: {rules}. So instead, here is what "
+        "went through: {facts}.",
+        "Everything is done except one thing. Unfortunately {rules}; as the alternative, this "
+        "is what I set up: {facts}.",
+        "You're all set, with one change. I'm sorry, {rules}. Here is what we did instead: "
+        "{facts}.",
     ),
     # asks for slots: each names them and ends with "?" (the user answers what is named)
     "ask": (
@@ -242,6 +274,14 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "Can you give me {labels}?",
         "I'll need {labels} to continue. Could you share that?",
         "What is {labels}?",
+        "Sure. And {labels}?",
+        "Happy to help with that. First, could I get {labels}?",
+        "To look into it I'll need {labels}. What is it?",
+        "Could you let me know {labels}?",
+        "Before I continue, can you share {labels}?",
+        "One thing I still need: {labels}. Could you tell me?",
+        "Got it. Can you tell me {labels} as well?",
+        "Thanks. Would you mind giving me {labels}?",
     ),
     # asks to confirm a write: each carries a confirmation cue the user recognises
     # {args} may open with a preposition ("on May 1st, for 4 people"): no "with" before it
@@ -250,6 +290,24 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{lead} {action}: {args}. {question}",
         "{lead} {action} ({args}). {question}",
         "{lead} {action} - {args}. {question}",
+    ),
+    # a confirmation in one question (each carries a cue of `asks_confirmation`)
+    "confirm_ask": (
+        "Shall I {action}: {args}?",
+        "Want me to {action} - {args}?",
+        "Should I go ahead and {action} ({args})?",
+        "Would you like me to {action}: {args}?",
+        "Do you want me to {action} with these details: {args}?",
+        "Okay if I go ahead and {action}: {args}?",
+        "Can I go ahead and {action}? That's {args}.",
+        "Are you happy for me to {action} - {args}?",
+        "For the record: {args}. Shall I {action} now?",
+        "Is it okay if I go ahead and {action}: {args}?",
+        "Happy for me to {action}? That's {args}.",
+        "Ready for me to {action} ({args})?",
+        "Can I proceed to {action}: {args}?",
+        "May I proceed and {action} - {args}?",
+        "Here's what I have: {args}. Good to go? Then I'll {action}.",
     ),
     # closes a confirmation: each carries a cue of `asks_confirmation`
     "confirm_question": (
@@ -325,6 +383,11 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "I've got everything needed to",
         "We're ready to",
         "So the plan is to",
+        "With your go-ahead I will",
+        "If you agree, I'll",
+        "This is what I'll do: I'll",
+        "Here's the request I've prepared to",
+        "I've lined everything up to",
     ),
     # the reasoning of a step: what the conversation shows, never the gold workflow
     "think_missing": (
@@ -497,6 +560,11 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "You are all set. Worth keeping: {facts}.",
         "Sorted, it went through successfully. What you need to know: {facts}.",
         "That is done now, so nothing more is needed from you. Details: {facts}.",
+        "All done, and it went smoothly. Here's the summary: {facts}.",
+        "Good, that went through successfully. For your notes: {facts}.",
+        "Consider it done: you're all set. Here's what changed: {facts}.",
+        "Finished. It is now in the system: {facts}.",
+        "Right, that's all done. Your details: {facts}.",
     ),
     # one tool's result inside a report (never a completion claim of its own); {what} is
     # what the tool acts on ("the reservation")
@@ -509,6 +577,20 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "{what} shows {facts}",
         "on {what}, {facts}",
         "as for {what}, {facts}",
+        "about {what}: {facts}",
+        "regarding {what}, {facts}",
+        "{what} - {facts}",
+    ),
+    # a success line before the facts, beside SGD's (each carries a completion cue)
+    "success": (
+        "Done, you're all set.",
+        "That went through successfully.",
+        "Everything is done on my side.",
+        "Good news: it is done.",
+        "Your request went through successfully.",
+        "All done, that was quick.",
+        "Right, that's all done now.",
+        "It's all done now.",
     ),
     # follows an SGD success line ("You're all set."), which carries the completion cue
     "did_body": (
@@ -535,6 +617,9 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "The search is done. Results: {facts}.",
         "That is now looked up. In short: {facts}.",
         "Here is what I found on my end: {facts}.",
+        "I've checked, and here's what I found: {facts}.",
+        "The look-up is now complete. Here's what it says: {facts}.",
+        "Here is what I found when I checked: {facts}.",
         "Okay, the check is done. It shows {facts}.",
         "I pulled up the record, and here's what I found: {facts}.",
         "The look-up is done: {facts}.",
@@ -550,6 +635,10 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "I want to be sure I have this right: {slot} {value}. Do you want me to go ahead with it?",
         "One thing to confirm first: you'd like {slot} {value}, right? Should I use that?",
         "Let me double-check: {slot} {value} is what you want? Shall I go on with it?",
+        "You said {slot} {value} just now. Should I go with that one?",
+        "Small check: the {slot} should be {value}, right? Shall I use it?",
+        "I heard {slot} {value}. Do you want me to use that?",
+        "So it's {slot} {value} now? Want me to continue with that?",
     ),
 }
 
@@ -625,9 +714,12 @@ _FACT_FORMS = (
     "go with {value} as the {label}",
     "put {value} down as the {label}",
     "as for the {label}, {value}",
-    "{label}'s {value}",
     "use {value} for the {label}",
     "I have {value} as my {label}",
+    "for the {label} it's {value}",
+    "{value}, that's the {label}",
+    "the {label} should read {value}",
+    "my {label}'s {value}",
 )
 # how often a slot with kind-specific forms ("you can reach me at ...") is said that way
 NATURAL_SHARE = 0.5
@@ -656,7 +748,6 @@ _LEADS = (
     "Oh, and ",
     "Let me give you what I have: ",
     "Info you might want: ",
-    "From my notes, ",
     "Off the top of my head, ",
     "The basics: ",
 )

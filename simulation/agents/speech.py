@@ -16,6 +16,8 @@ from simulation.agents.slot_forms import slot_forms
 from simulation.agents.text import render_value, slot_label, value_in
 
 _MAX_FIELDS = 6
+# when a record was made: left out of what the user is told
+_BOOKKEEPING = {"created_on", "booked_on", "placed_on", "created_at", "updated_at"}
 _RETRY_WORDS = ("resubmit", "try again", "retry", "confirm it with the customer")
 
 
@@ -33,6 +35,10 @@ _PAIR_FORMS = (
     "{label} given as {value}",
     "using {value} as {label}",
     "{label} - {value}",
+    "your {label} {value}",
+    "{label} will be {value}",
+    "{value} as your {label}",
+    "{label} being {value}",
 )
 _ARG_JOINERS = (", ", "; ", ", ", " and ")
 _FIELD_FORMS = ("{label} {value}", "{label} {value}", "{label}: {value}", "{value} ({label})")
@@ -41,6 +47,9 @@ _REPORT_FORMS = (
     *_FIELD_FORMS,
     "the {label} {value}",
     "{label} - {value}",
+    "{label} is {value}",
+    "a {label} of {value}",
+    "with {label} {value}",
 )
 _FIELD_JOINERS = ("; ", "; ", ", ", " | ")
 
@@ -92,7 +101,7 @@ _PREPOSITIONS = {"to", "between", "for", "from", "with", "in", "on", "of", "abou
 
 # other verbs a person would use for a tool's verb, drawn per ``rng``
 _SYNONYMS = {
-    "create": ("create", "make", "set up"),
+    "create": ("create", "make", "arrange"),
     "book": ("book", "reserve"),
     "cancel": ("cancel", "call off"),
     "send": ("send", "make"),
@@ -104,6 +113,19 @@ _SYNONYMS = {
     "place": ("place", "put in"),
 }
 _DETERMINERS = ("the", "the", "your", "this")
+# other names people use for what a tool acts on
+_NOUNS = {
+    "service appointment": ("service appointment", "appointment", "visit"),
+    "calendar event": ("calendar event", "event", "meeting"),
+    "reservation": ("reservation", "booking"),
+    "flight booking": ("flight booking", "booking", "flight"),
+    "hotel reservation": ("hotel reservation", "hotel booking", "room booking"),
+    "meeting room": ("meeting room", "room"),
+    "transaction dispute": ("transaction dispute", "dispute"),
+    "card lock": ("card lock", "lock on the card"),
+    "payment": ("payment", "transfer"),
+    "order": ("order", "purchase"),
+}
 
 
 def _words(tool: str, rng: Any) -> tuple[str, list[str], str]:
@@ -112,6 +134,9 @@ def _words(tool: str, rng: Any) -> tuple[str, list[str], str]:
     verb = _VERBS.get(verb, verb)
     if rng is None:
         return verb, rest, "the"
+    noun = " ".join(rest)
+    if noun in _NOUNS:
+        rest = rng.choice(_NOUNS[noun]).split()
     return rng.choice(_SYNONYMS.get(verb, (verb,))), rest, rng.choice(_DETERMINERS)
 
 
@@ -263,6 +288,7 @@ def _scalars(
             for k, v in items[1:]
             if not isinstance(v, bool)
             and v not in (0, "")
+            and k not in _BOOKKEEPING
             and not value_in(v, known)
             and not (isinstance(v, str) and v in (names or {}) and normalise(names[v]) in known)
         ]

@@ -41,7 +41,7 @@ from simulation.agents.phrasing import (
     objective_sentence,
     pick,
 )
-from simulation.agents.slot_forms import slot_forms
+from simulation.agents.slot_forms import slot_forms, slot_kind
 from simulation.agents.speech import spoken_date_or_time
 from simulation.agents.style import StyleProfile
 from simulation.agents.text import (
@@ -77,6 +77,14 @@ _TONE = {
         "I've got a meeting in ten minutes.",
         "Please don't make me repeat everything.",
         "My last chat like this went in circles.",
+        "I'm hoping this is a quick one.",
+        "I've never done this online before.",
+        "Not sure I'm doing this right, to be honest.",
+        "It's been one of those weeks.",
+        "I'd like to get this off my list today.",
+        "Apologies in advance if I ramble.",
+        "I only have my phone with me, so bear with me.",
+        "Let's keep it simple if we can.",
     ],
     "moderate": [
         "Honestly, this is taking longer than it should.",
@@ -97,6 +105,14 @@ _TONE = {
         "Please just get it right the first time.",
         "Nobody seems to know what they're doing.",
         "I've lost count of how often I've asked.",
+        "I shouldn't have to chase this myself.",
+        "Last time someone promised a callback that never came.",
+        "I'm not in the mood for a long back-and-forth.",
+        "Please don't send me in circles again.",
+        "This keeps eating into my day.",
+        "I've spent far too long on this already.",
+        "Honestly, it's exhausting dealing with this.",
+        "I'm running out of patience here.",
     ],
     "severe": [
         "This is ridiculous, I've wasted enough time already!",
@@ -117,9 +133,19 @@ _TONE = {
         "Don't you dare mess this up again!",
         "I've had it with this company!",
         "Honestly, what is wrong with your system?!",
+        "I can't believe I have to deal with this again!",
+        "Enough excuses, just get it done!",
+        "This is a complete shambles!",
+        "Is anyone competent there at all?!",
+        "I'm about to lose it with this!",
+        "Fix it today or I'm taking my business elsewhere!",
+        "Every single time, the same mess!",
+        "I demand this gets sorted right now!",
     ],
 }
 MAX_STALLS = 3
+# slot kinds whose value a request may leave for the details after it
+_DETAIL_KINDS = {"date", "new_date", "time", "city", "party", "daypart", "guest", "passenger"}
 FILLER = (*PHRASES["give"], *PHRASES["another"])
 
 
@@ -134,8 +160,7 @@ class ScriptedUser:
         >>> from mads_bench.catalog import load_domain
         >>> user = ScriptedUser(load_domain("mock").scenarios[0], seed=0)
         >>> print(user.respond([]).content)
-        Hello, here's my problem: I need to cancel order O1. Off the top of my head, the order
-        ID should be O1.
+        Hello, here's my problem: I need to cancel order O1. For reference, my order ID's O1.
     """
 
     spec = "scripted"
@@ -239,6 +264,17 @@ class ScriptedUser:
 
     def _objective_sentence(self, rng: random.Random) -> str:
         held = {name: self.slots[name] for name in self.withheld | set(self.queue)}
+        # now and then the request leaves out one detail the facts after it give anyway
+        # ("book a table at Maison Lune" ... "for May 23rd"), so repetitions word it apart
+        objective = normalise(self.scenario.objective, numbers="canonical")
+        named = [  # a when, where, for whom or how many; never the verb, an id or an amount
+            n for n, v in self.slots.items()
+            if n not in held and n not in self.deferred and slot_kind(n, v) in _DETAIL_KINDS
+            and value_in(v, objective)
+        ]  # fmt: skip
+        if named and rng.random() < 0.8:
+            for name in rng.sample(named, min(len(named), rng.choice((1, 2)))):
+                held[name] = self.slots[name]
         return objective_sentence(vague_objective(self.scenario.objective.strip(), held), rng)
 
     def _opening_facts(self, rng: random.Random) -> list[Fact]:
@@ -301,7 +337,7 @@ class ScriptedUser:
                 n for n, v in self.slots.items()
                 if not isinstance(v, (bool, list, dict)) and value_in(v, heard)
             ]  # fmt: skip
-            if echoes and self.style.layout == "prose" and rng.random() < 0.4:
+            if echoes and self.style.layout == "prose" and rng.random() < 0.6:
                 value = self._value(rng.choice(echoes), rng)
                 return [rng.choice(PHRASES["agree_value"]).format(value=value)], [], False
             return [pick("agree", rng)], [], False

@@ -20,6 +20,7 @@ from simulation.agents import ScriptedUser
 from simulation.agents.objective import vague_objective
 from simulation.agents.text import (
     asks_confirmation,
+    declines_with_alternatives,
     render_value,
     reports_completion,
     slot_label,
@@ -120,7 +121,9 @@ def test_refusal_is_explained_and_the_alternative_offered() -> None:
     assert offer.startswith("I'm sorry, I could not join the waitlist: The Saturday waitlist")
     # (the time said as people say it: "21:00", "9 pm", "9:00 pm")
     said = normalise(offer, numbers="canonical")
-    assert re.search(r"Instead, I can (?:create|make|set up) (?:the|your|this) reservation", offer)
+    assert re.search(
+        r"Instead, I can (?:create|make|arrange) (?:the|your|this) (?:reservation|booking)", offer
+    )
     assert value_in("21:00", said)
     assert asks_confirmation(offer)
     booked = [
@@ -130,7 +133,8 @@ def test_refusal_is_explained_and_the_alternative_offered() -> None:
     ]
     assert len(booked) == 1 and booked[0]["status"] == "confirmed"
     # the summary repeats the refusal and does not claim the waitlist was joined
-    assert texts[-1].startswith("All done, with one change. I'm sorry: join waitlist was refused")
+    assert "join waitlist was refused" in texts[-1] and declines_with_alternatives(texts[-1])
+    assert reports_completion(texts[-1])
     assert "here is what i did" not in texts[-1].casefold()
     room = simulate(SCENARIOS["calendar-room-swap-debrief-unhappy"], seed=1)
     # Summit refused, the smaller HQ room R-102 (Glacier) from the workflow is offered and
