@@ -43,7 +43,7 @@ from typing import Any
 
 from evaluators.bootstrap import paired_bootstrap
 from mads_bench.data_model import Scenario, Trajectory
-from mads_bench.pre_act import canonical_json
+from mads_bench.pre_act import canonical_json, parse_step
 from mads_bench.text import normalise
 from simulation.validator.aggregate import resolve
 from simulation.validator.common import Context
@@ -176,10 +176,12 @@ def _outcome_told(trajectory: Trajectory) -> bool:
     if last_say < last_result:
         return False
     found = _VALUE.findall(canonical_json(messages[last_result].tool_result.content))
-    said = normalise(messages[last_say].content)
+    step = parse_step(messages[last_say].content, strict=False)  # what was said, not the plan
+    text = step.action.text if step.action is not None and step.action.text else ""
+    said = normalise(text or messages[last_say].content)
     # as written ("E-0027"), or a number said as a number, whole ("139" for 139.0)
     numbers = {normalise(v, numbers="canonical") for v in found if _NUMBER.fullmatch(v)}
-    spoken = normalise(messages[last_say].content, numbers="canonical")
+    spoken = normalise(text or messages[last_say].content, numbers="canonical")
     return (
         not found
         or any(normalise(v) in said for v in found)

@@ -197,3 +197,23 @@ def test_sage_failures_per_turn_are_counted_when_asked(tmp_path, embedder):
                              embedder=embedder, sage=True)  # fmt: skip
     # the scripted assistant grounds every argument: no SAGE failure
     assert report["overall"]["sage_failures_per_turn"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("last_say", "told"),
+    [("The estimate comes to 174 dollars in total.", True), ("Estimated for 2026.", False)],
+)
+def test_a_result_number_is_told_as_a_whole_number(tmp_path, embedder, last_say, told):
+    # the estimate's 174.0 is told when the say has "174"; its 0.0 discount is not found
+    # inside "2026"
+    scenario = {s.id: s for s in load_all_scenarios()}["home_services-estimate-drain-normal"]
+    follow = _gold_follower(scenario)
+
+    def reply(conversation) -> str:
+        if _tool_results(conversation) < len(scenario.gold_workflow):
+            return follow(conversation)
+        return _step(Action.say(f"{last_say} [DONE]"))
+
+    report = _run([scenario], tmp_path, replies=reply, embedder=embedder)
+    reasons = report["conversations"][0]["reasons"]
+    assert any("outcome_not_told" in r for r in reasons) is not told, reasons

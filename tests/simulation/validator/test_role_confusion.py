@@ -1,6 +1,7 @@
 """Role-confusion check: users acting as the assistant are caught by rules or by MiniLM."""
 
 from simulation.validator import validate_trajectory
+from simulation.validator.prototypes import ASSISTANT_PROTOTYPES
 from simulation.validator.role_confusion import rule_findings, sentences
 from tests.simulation.validator.corrupt import TRANSFER, reasons, with_user
 
@@ -66,3 +67,17 @@ def test_sentences_skip_field_lists():
     assert sentences("Details: order ID: O1; reason: late.\nWhere is my parcel now? [DONE]") == [
         "Where is my parcel now?"
     ]
+
+
+def test_rule_only_embedder_relates_no_message_to_a_prototype():
+    # NO_EMBEDDINGS gives each text its own axis; the first texts seen (the prototypes) keep
+    # theirs even past the axes' count, so the embedding stage of a rule-only run never fires
+    from simulation.validator.aggregate import _Orthogonal
+    from simulation.validator.embedding import Embedder
+
+    embedder = Embedder(_Orthogonal())
+    prototypes = embedder.encode(list(ASSISTANT_PROTOTYPES))
+    messages = embedder.encode([f"message number {i}" for i in range(2 * _Orthogonal.dimension)])
+    assert float((messages @ prototypes.T).max()) == 0.0
+    # the same text, the same vector
+    assert (embedder.encode(["message number 7"]) == messages[7]).all()
