@@ -288,7 +288,8 @@ class ScriptedAssistant(RecoveryMixin):
         think = say("think_done", self._rng(), names=names)
         if self.refused:
             rules = "; ".join(
-                f"{slot_label(t)} was refused ({m.rstrip('. ')})" for t, m in self.refused.items()
+                f"the request to {speech.spoken_action(t)} was refused ({m.rstrip('. ')})"
+                for t, m in self.refused.items()
             )
             think = (
                 f"The workflow is done ({names}) except {', '.join(self.refused)}, which a rule "

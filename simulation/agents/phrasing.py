@@ -574,7 +574,7 @@ ASSISTANT: dict[str, tuple[str, ...]] = {
         "for {what}, {facts}",
         "{facts}",
         "{facts}",
-        "{what} shows {facts}",
+        "in {what}, {facts}",
         "on {what}, {facts}",
         "as for {what}, {facts}",
         "about {what}: {facts}",

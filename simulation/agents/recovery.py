@@ -52,7 +52,7 @@ class RecoveryMixin:
         if self.rounds >= 1:
             self.pointer = len(self.gold)
             text = say(
-                "still_failing", self._rng(), action=spoken_action(tool, self._rng()), code=code,
+                "still_failing", (rng := self._rng()), action=spoken_action(tool, rng), code=code,
                 message=message.rstrip("."),
             )  # fmt: skip
             return (
@@ -67,7 +67,7 @@ class RecoveryMixin:
             "the user and offer to try again."
         )
         text = say(
-            "retry_offer", self._rng(), action=spoken_action(tool, self._rng()), code=code,
+            "retry_offer", (rng := self._rng()), action=spoken_action(tool, rng), code=code,
             message=message.rstrip("."),
         )  # fmt: skip
         return (
@@ -92,7 +92,7 @@ class RecoveryMixin:
         if speech.invites_resubmission(message) and not self.resubmit:
             self.awaiting = ("resubmit",)
             text = say(
-                "resubmit", self._rng(), action=spoken_action(tool, self._rng()), message=message
+                "resubmit", (rng := self._rng()), action=spoken_action(tool, rng), message=message
             )
             return (
                 say("think_resubmit", self._rng(), tool=tool, code=code),
@@ -103,7 +103,10 @@ class RecoveryMixin:
             return self._offer_alternative(tool, code, message, users, tools)
         self.issue, self.pointer = None, len(self.gold)
         text = say(
-            "refused_decline", self._rng(), action=spoken_action(tool, self._rng()), message=message
+            "refused_decline",
+            (rng := self._rng()),
+            action=spoken_action(tool, rng),
+            message=message,
         )
         return (
             say("think_refused", self._rng(), tool=tool, code=code, message=message),

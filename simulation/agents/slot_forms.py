@@ -41,8 +41,8 @@ _FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("on {value}", "for {value}", "dated {value}", "{value} as the day"),
     ),
     "new_date": (
-        ("moving it to {value}", "the new date is {value}", "{value} instead", "to {value}"),
-        ("to {value}", "moving it to {value}", "new date {value}", "over to {value}"),
+        ("the new date is {value}", "{value} instead", "the new day is {value}"),
+        ("to {value}", "new date {value}", "over to {value}"),
     ),
     "check_in": (("checking in on {value}", "arriving {value}"), ("check-in on {value}",)),
     "check_out": (("checking out on {value}", "leaving {value}"), ("check-out on {value}",)),
@@ -160,8 +160,8 @@ _BY_NAME = {
     "city": "city", "origin": "origin", "destination": "destination",
     "amount": "money", "charge_amount": "money", "refund_amount": "money",
     "payment_amount": "money", "restaurant": "venue", "merchant": "merchant",
-    "cuisine": "cuisine", "party_size": "party", "guests": "party", "headcount": "party",
-    "new_party_size": "party", "product": "product", "shipping_method": "shipping",
+    "cuisine": "cuisine", "party_size": "party", "new_party_size": "party",
+    "product": "product", "shipping_method": "shipping",
     "preferred_time": "daypart", "departure_time": "daypart", "cabin": "cabin", "title": "title",
     "booking_ref": "reference", "booking_reference": "reference",
 }  # fmt: skip

@@ -18,6 +18,8 @@ from simulation.agents.text import render_value, slot_label, value_in
 _MAX_FIELDS = 6
 # when a record was made: left out of what the user is told
 _BOOKKEEPING = {"created_on", "booked_on", "placed_on", "created_at", "updated_at"}
+# fields that say what state a record is in: told before its figures
+_STATE_KEYS = {"status", "state", "description", "reason"}
 _RETRY_WORDS = ("resubmit", "try again", "retry", "confirm it with the customer")
 
 
@@ -48,8 +50,9 @@ _REPORT_FORMS = (
     "the {label} {value}",
     "{label} - {value}",
     "{label} is {value}",
-    "a {label} of {value}",
     "with {label} {value}",
+    "{label} recorded as {value}",
+    "{label} showing {value}",
 )
 _FIELD_JOINERS = ("; ", "; ", ", ", " | ")
 
@@ -124,7 +127,6 @@ _NOUNS = {
     "transaction dispute": ("transaction dispute", "dispute"),
     "card lock": ("card lock", "lock on the card"),
     "payment": ("payment", "transfer"),
-    "order": ("order", "purchase"),
 }
 
 
@@ -137,7 +139,14 @@ def _words(tool: str, rng: Any) -> tuple[str, list[str], str]:
     noun = " ".join(rest)
     if noun in _NOUNS:
         rest = rng.choice(_NOUNS[noun]).split()
-    return rng.choice(_SYNONYMS.get(verb, (verb,))), rest, rng.choice(_DETERMINERS)
+    the = rng.choice(_DETERMINERS)
+    if the == "this" and rest and _plural(rest[-1]):
+        the = "these"
+    return rng.choice(_SYNONYMS.get(verb, (verb,))), rest, the
+
+
+def _plural(word: str) -> bool:
+    return word.endswith("s") and not word.endswith(("ss", "us"))
 
 
 def spoken_action(tool: str, rng: Any = None) -> str:
@@ -194,9 +203,14 @@ def entity_names(contents: Any) -> dict[str, str]:
     """Identifier -> name of every record in tool results that has both (``RST-101`` ->
     ``Maison Lune``): a person names the restaurant, not its internal id.
 
+    Only a record's own id (its first ``*_id`` field) takes its name; the ids after it point
+    at other records (a payee's ``customer_id``).
+
     Example:
         >>> entity_names([{"restaurants": [{"restaurant_id": "RST-1", "name": "Lune"}]}])
         {'RST-1': 'Lune'}
+        >>> entity_names([{"payee_id": "P-1", "name": "Gym", "customer_id": "C-1"}])
+        {'P-1': 'Gym'}
     """
     names: dict[str, str] = {}
 
@@ -206,9 +220,11 @@ def entity_names(contents: Any) -> dict[str, str]:
                 walk(item)
         elif isinstance(node, dict):
             name = next((node[k] for k in _NAME_KEYS if isinstance(node.get(k), str)), None)
-            for key, value in node.items():
-                if key.endswith("_id") and isinstance(value, str) and name and name != value:
-                    names.setdefault(value, name)
+            # the record's own id is its first one; the others point at other records
+            own = next((v for k, v in node.items() if k.endswith("_id")), None)
+            if isinstance(own, str) and name and name != own:
+                names.setdefault(own, name)
+            for value in node.values():
                 walk(value)
 
     walk(list(contents))
@@ -226,7 +242,7 @@ def _pair(
     """One field in words: an identifier a result names by its name (``voice`` and ``names``
     given), a kind-specific form (``voice`` given) now and then, else one of ``forms``."""
     label, text = slot_label(name), render_value(value)
-    if rng is None:
+    if rng is None or isinstance(value, bool):  # a flag is only understood by its label
         return f"{label} {text}"
     if voice and names and isinstance(value, str) and value in names:
         base = name.removesuffix("_id").replace("_", " ")
@@ -293,7 +309,10 @@ def _scalars(
             and not (isinstance(v, str) and v in (names or {}) and normalise(names[v]) in known)
         ]
         figures = [(k, v) for k, v in rest if any(ch.isdigit() for ch in render_value(v))]
-        items = items[:1] + figures + [item for item in rest if item not in figures]
+        # what state the thing is in comes before the figures; nothing is lost to the cap
+        states = [(k, v) for k, v in rest if k in _STATE_KEYS]
+        figures = [item for item in figures if item not in states]
+        items = items[:1] + states + figures + [i for i in rest if i not in figures + states]
     items = items[:_MAX_FIELDS]
     forms, voice = (_REPORT_FORMS, "assistant") if known is not None else (_FIELD_FORMS, None)
     # the record's own key keeps its identifier (the user's reference); others may be named
@@ -344,7 +363,8 @@ def describe_result(
         if known is not None and all(isinstance(item, dict) for item in content):
             heads = [_scalars(item, rng, known, names)[:1] for item in content[:3]]
             more = ", among others" if len(content) > 3 else ""
-            return ", ".join(h[0] for h in heads if h) + more
+            if any(heads):
+                return ", ".join(h[0] for h in heads if h) + more
         if known is not None and not isinstance(content[0], (dict, list)):
             return render_value(content)
         first = content[0]

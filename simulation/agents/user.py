@@ -49,6 +49,7 @@ from simulation.agents.text import (
     NOT_PROCESSED_NOTICE,
     asks_confirmation,
     declines_with_alternatives,
+    is_affirmative,
     mentioned_slots,
     reports_completion,
     same_value,
@@ -339,7 +340,9 @@ class ScriptedUser:
             ]  # fmt: skip
             if echoes and self.style.layout == "prose" and rng.random() < 0.6:
                 value = self._value(rng.choice(echoes), rng)
-                return [rng.choice(PHRASES["agree_value"]).format(value=value)], [], False
+                text = rng.choice(PHRASES["agree_value"]).format(value=value)
+                if is_affirmative(text):  # "Yes, no longer needed is right." is not a yes
+                    return [text], [], False
             return [pick("agree", rng)], [], False
         if asked:
             self.stalls = 0

@@ -49,31 +49,24 @@ class _Orthogonal:
     """An encoder under which different texts are unrelated, so the embedding tests never
     fire. For doctests and rule-only runs; not the default.
 
-    Each distinct text gets its own axis, in the order first seen (the checkers encode their
-    prototypes first). Past ``dimension`` texts, axes are reused from ``reserved`` on, so the
-    first texts seen (the prototypes) never share an axis with a message. (A hash of the text
-    used to pick the axis, and a message could land on a prototype's.)
+    Each distinct text gets its own axis, in the order first seen; past ``dimension`` texts,
+    a text gets the zero vector, related to nothing. (A hash of the text used to pick the
+    axis, and a message could land on a prototype's.)
     """
 
     dimension = 1 << 12
-    reserved = 256
 
     def __init__(self) -> None:
-        self._axes: dict[str, int] = {}
-
-    def _axis(self, text: str) -> int:
-        if text not in self._axes:
-            n = len(self._axes)
-            span = self.dimension - self.reserved
-            self._axes[text] = (
-                n if n < self.dimension else self.reserved + (n - self.reserved) % span
-            )
-        return self._axes[text]
+        self._axes: dict[str, int | None] = {}
 
     def encode(self, texts: list[str], **kwargs: object) -> np.ndarray:
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for row, text in enumerate(texts):
-            vectors[row, self._axis(text)] = 1.0
+            if text not in self._axes:
+                n = len(self._axes)
+                self._axes[text] = n if n < self.dimension else None
+            if (axis := self._axes[text]) is not None:
+                vectors[row, axis] = 1.0
         return vectors
 
 

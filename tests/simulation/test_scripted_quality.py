@@ -133,7 +133,8 @@ def test_refusal_is_explained_and_the_alternative_offered() -> None:
     ]
     assert len(booked) == 1 and booked[0]["status"] == "confirmed"
     # the summary repeats the refusal and does not claim the waitlist was joined
-    assert "join waitlist was refused" in texts[-1] and declines_with_alternatives(texts[-1])
+    assert "the request to join the waitlist was refused" in texts[-1]
+    assert declines_with_alternatives(texts[-1])
     assert reports_completion(texts[-1])
     assert "here is what i did" not in texts[-1].casefold()
     room = simulate(SCENARIOS["calendar-room-swap-debrief-unhappy"], seed=1)

@@ -201,11 +201,15 @@ def test_sage_failures_per_turn_are_counted_when_asked(tmp_path, embedder):
 
 @pytest.mark.parametrize(
     ("last_say", "told"),
-    [("The estimate comes to 174 dollars in total.", True), ("Estimated for 2026.", False)],
+    [
+        ("The estimate comes to 174 dollars in total.", True),
+        ("Estimated for 2026.", False),
+        ("Sorry, the system is down until 10 pm.", False),
+    ],
 )
 def test_a_result_number_is_told_as_a_whole_number(tmp_path, embedder, last_say, told):
     # the estimate's 174.0 is told when the say has "174"; its 0.0 discount is not found
-    # inside "2026"
+    # inside "2026" or "10"
     scenario = {s.id: s for s in load_all_scenarios()}["home_services-estimate-drain-normal"]
     follow = _gold_follower(scenario)
 

@@ -70,14 +70,19 @@ def test_sentences_skip_field_lists():
 
 
 def test_rule_only_embedder_relates_no_message_to_a_prototype():
-    # NO_EMBEDDINGS gives each text its own axis; the first texts seen (the prototypes) keep
-    # theirs even past the axes' count, so the embedding stage of a rule-only run never fires
+    # NO_EMBEDDINGS gives each text its own axis, and past the axes' count the zero vector:
+    # whichever is seen first, prototypes or messages, the embedding stage never fires
     from simulation.validator.aggregate import _Orthogonal
     from simulation.validator.embedding import Embedder
 
-    embedder = Embedder(_Orthogonal())
-    prototypes = embedder.encode(list(ASSISTANT_PROTOTYPES))
-    messages = embedder.encode([f"message number {i}" for i in range(2 * _Orthogonal.dimension)])
-    assert float((messages @ prototypes.T).max()) == 0.0
-    # the same text, the same vector
-    assert (embedder.encode(["message number 7"]) == messages[7]).all()
+    for prototypes_first in (True, False):
+        embedder = Embedder(_Orthogonal())
+        texts = [f"message number {i}" for i in range(_Orthogonal.dimension + 50)]
+        if prototypes_first:
+            prototypes = embedder.encode(list(ASSISTANT_PROTOTYPES))
+        messages = embedder.encode(texts)
+        if not prototypes_first:
+            prototypes = embedder.encode(list(ASSISTANT_PROTOTYPES))
+        assert float((messages @ prototypes.T).max()) == 0.0
+        # the same text, the same vector
+        assert (embedder.encode(["message number 7"]) == messages[7]).all()
