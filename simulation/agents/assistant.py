@@ -69,7 +69,9 @@ class ScriptedAssistant(RecoveryMixin):
         self.results: list[ToolResult] = []
         self.note: str | None = None  # apology for a refused write, said with the next say
         self.refused: dict[str, str] = {}  # refused writes not done since -> rule message
+        self.said: list[str] = []  # its own say texts so far, normalised
         self.known = ""  # what both sides said so far, normalised (a report need not repeat it)
+        self.names: dict[str, str] = {}  # id -> name from the results so far (speech.entity_names)
 
     # ------------------------------------------------------------------ reading the view
     def respond(self, view: list[Message]) -> Message:
@@ -79,12 +81,13 @@ class ScriptedAssistant(RecoveryMixin):
                 self._on_user(message.content)
             elif message.role == "tool" and message.tool_result is not None:
                 self._on_result(message.tool_result)
+            elif message.role == "assistant":
+                action = parse_step(message.content, strict=False).action
+                if action is not None:
+                    self.said.append(normalise(action.text or "", numbers="canonical"))
         self.seen = len(view)
         users = [normalise(m.content, numbers="canonical") for m in view if m.role == "user"]
-        said = [parse_step(m.content, strict=False).action for m in view if m.role == "assistant"]
-        self.known = " ".join(
-            users + [normalise(a.text or "", numbers="canonical") for a in said if a]
-        )
+        self.known = " ".join(users + self.said)
         tool_text = " ".join(m.content for m in view if m.role == "tool")
         tools = normalise(tool_text, numbers="canonical")
         think, action, plan_steps = self._next(users, tools)
@@ -121,6 +124,8 @@ class ScriptedAssistant(RecoveryMixin):
             self.issue = ("empty", result.name, self.retry_empty)
         elif result.ok:
             self.results.append(result)
+            for identifier, name in speech.entity_names([result.content]).items():
+                self.names.setdefault(identifier, name)
             self.refused.pop(result.name, None)
             self.pointer, self.attempts, self.retry_empty, self.resubmit = (
                 self.pointer + 1,
@@ -197,7 +202,7 @@ class ScriptedAssistant(RecoveryMixin):
                 text = say(
                     act, rng, lead="Instead, I can" if self.note else lead.strip(),
                     action=speech.spoken_action(call.name, rng),
-                    args=speech.describe_args(args, rng, names=self._names()).rstrip("."),
+                    args=speech.describe_args(args, rng, names=self.names).rstrip("."),
                     question=say("confirm_question", rng),
                 )  # fmt: skip
                 return (
@@ -250,15 +255,11 @@ class ScriptedAssistant(RecoveryMixin):
         names what the tool acts on, else "the reservation: ..." around its fields."""
         what = speech.spoken_object(result.name, rng)
         facts = speech.describe_result(
-            result.content, rng, known=self.known, names=self._names(), what=what
+            result.content, rng, known=self.known, names=self.names, what=what
         )
         if facts.startswith(what):
             return facts
         return say("result", rng, capital=False, what=what, facts=facts)
-
-    def _names(self) -> dict[str, str]:
-        """Identifier -> name, from the results so far (a person names what the id stands for)."""
-        return speech.entity_names(r.content for r in self.results)
 
     def _spoken(self, text: str) -> str:
         """``text``, after the pending apology for a refused write (said once)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from mads_bench.text import normalise
 from simulation.agents.slot_forms import slot_forms
-from simulation.agents.text import render_value, slot_label, value_in
+from simulation.agents.text import CLOCK, ISO_DATE, render_value, slot_label, value_in
 
 _MAX_FIELDS = 6
 # when a record was made: left out of what the user is told
@@ -57,10 +57,6 @@ _REPORT_FORMS = (
 _FIELD_JOINERS = ("; ", "; ", ", ", " | ")
 
 
-_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
-
-
 def spoken_date_or_time(value: str, rng: Any) -> str:
     """An ISO date or ``HH:MM`` time the way people say it, drawn per ``rng`` (the
     validator reads all these forms back); anything else as is.
@@ -72,7 +68,7 @@ def spoken_date_or_time(value: str, rng: Any) -> str:
         >>> sorted({spoken_date_or_time("19:00", random.Random(i)) for i in range(40)})
         ['19:00', '7 pm', '7:00 pm']
     """
-    if match := _ISO_DATE.match(value):
+    if match := ISO_DATE.match(value):
         try:
             day = date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
         except ValueError:
@@ -83,7 +79,7 @@ def spoken_date_or_time(value: str, rng: Any) -> str:
         if year == 2026:  # the year the validator assumes when none is said
             forms += [f"{month} {d}", f"{month} {nth}", f"{day.strftime('%A')} {d} {month}"]
         return rng.choice(forms)
-    if match := _CLOCK.match(value):
+    if match := CLOCK.match(value):
         hour, minute = int(match.group(1)), match.group(2)
         half = "am" if hour < 12 else "pm"
         twelve = hour % 12 or 12
@@ -174,8 +170,8 @@ def spoken_object(tool: str, rng: Any = None) -> str:
         >>> spoken_object("cancel_service_appointment"), spoken_object("respond_to_invitation")
         ('the service appointment', 'the invitation')
     """
-    verb, rest, the = _words(tool, rng)
-    verb = slot_label(tool).split()[0]
+    _, rest, the = _words(tool, rng)
+    verb = slot_label(tool).split()[0]  # the tool's own verb, not a synonym
     if not rest:
         return f"{the} {verb}"
     if rest[0] in _PREPOSITIONS:  # "respond to invitation" acts on the invitation

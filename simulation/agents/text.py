@@ -149,14 +149,15 @@ def value_in(value: Any, normalised_text: str) -> bool:
 _MONTHS = (
     "january february march april may june july august september october november december"
 ).split()
-_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+# an ISO date and a 24-hour clock time, as scenario values write them
+ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 
 
 def _spoken_pattern(value: str) -> str | None:
     """How an ISO date or ``HH:MM`` time may be said, as a pattern over normalised text:
     "May 1st", "1 May 2026", "7 pm", "7:30 pm" (a date's year is not checked)."""
-    if match := _ISO_DATE.match(value):
+    if match := ISO_DATE.match(value):
         month_index, day = int(match.group(2)), int(match.group(3))
         if not 1 <= month_index <= 12:
             return None
@@ -164,7 +165,7 @@ def _spoken_pattern(value: str) -> str | None:
         months = rf"(?:{month}|{month[:3]})\.?"
         nth = rf"0?{day}(?:st|nd|rd|th)?"
         return rf"\b{months}\s+(?:the\s+)?{nth}\b|\b{nth}\s+(?:of\s+)?{months}(?![a-z])"
-    if match := _CLOCK.match(value):
+    if match := CLOCK.match(value):
         hour, minute = int(match.group(1)), int(match.group(2))
         twelve, half = hour % 12 or 12, "a" if hour < 12 else "p"
         minutes = rf":0?{minute}" if minute else r"(?::0{1,2})?"
