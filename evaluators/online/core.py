@@ -14,10 +14,15 @@ A conversation succeeds when all three parts hold (each is reported on its own t
 2. **told** — the user was told the outcome: for a blocked goal (impossible scenario or a
    business-rule refusal) the validator's decline rules (an explanation and an alternative,
    no success claim); otherwise the last ``say`` comes after the last successful write and
-   repeats a value of its result (a confirmation id, a new balance, a date); and every fact of
-   the scenario's ``must_say`` (τ²-bench's ``communicate_info``) was said.
+   every outcome fact was said (:mod:`simulation.validator.outcome_facts`: the scenario's
+   ``must_say``, else what the gold workflow replayed on this seed gives: a write's
+   confirmation, the values an information request asked for, that nothing was found).
+   Never true merely because no tool ran.
 3. **ended** — the user ended the conversation (``[DONE]``), not the turn cap, a loop or an
    error.
+
+The three parts are the validator's task-success check read as typed parts
+(``CheckResult.part_passed``), never found by searching its reason strings.
 
 pass^k (tau2-bench): per scenario ``C(successes, k) / C(trials, k)``, averaged over scenarios.
 
@@ -43,12 +48,10 @@ from typing import Any
 
 from evaluators.bootstrap import paired_bootstrap
 from mads_bench.data_model import Scenario, Trajectory
-from mads_bench.pre_act import canonical_json, parse_step
-from mads_bench.text import normalise
+from mads_bench.pre_act import canonical_json
 from simulation.validator.aggregate import resolve
 from simulation.validator.common import Context
 from simulation.validator.embedding import Embedder
-from simulation.validator.state import replay_gold
 from simulation.validator.task_success import TaskSuccessChecker
 
 __all__ = [
@@ -59,12 +62,6 @@ __all__ = [
     "render_markdown",
     "score_online",
 ]
-
-_STATE = ("final state:", "no_final_state")
-_TOLD = ("no_explanation", "pretends_success", "not_told")
-# a value with a digit (a code such as "E-0027" whole, a date, a number) or an upper-case code
-_VALUE = re.compile(r"[A-Za-z][\w-]*\d[\w.:-]*|\d[\w.:-]*|[A-Z]{2,}-?\w+")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 @dataclass
@@ -113,17 +110,7 @@ def conversation_outcome(
         `OnlineOutcome`: the three parts, partial credit and the counts.
     """
     context = Context(trajectory, scenario)
-    replay = replay_gold(context)  # made once, for the check and for `blocked`
-    check = TaskSuccessChecker(embedder).check(context, replay=replay)
-    reasons = resolve(check, None).reasons
-    blocked = scenario.impossible or bool(replay.refusals)
-    state = not any(marker in reason for reason in reasons for marker in _STATE)
-    told = not any(marker in reason for reason in reasons for marker in _TOLD)
-    if told and not blocked:
-        told = _outcome_told(trajectory)
-        if not told:
-            reasons.append("conversation: outcome_not_told: no say after the last write repeats "
-                           "its result")  # fmt: skip
+    check = resolve(TaskSuccessChecker(embedder).check(context), None)
     assistant = [m for m in trajectory.messages if m.role == "assistant"]
     return OnlineOutcome(
         scenario_id=scenario.id,
@@ -131,16 +118,16 @@ def conversation_outcome(
         domain=scenario.domain,
         complexity=scenario.complexity,
         behaviors=sorted({b.kind for b in scenario.behaviors}),
-        state=state,
-        told=told,
-        ended=trajectory.end_reason == "done",
+        state=check.part_passed("state"),
+        told=check.part_passed("told"),
+        ended=check.part_passed("ended"),
         partial_credit=_partial_credit(trajectory, scenario, context),
         malformed_steps=sum(bool(m.parse_problems) for m in assistant),
         steps=len(assistant),
         turns=len({m.turn_index for m in trajectory.messages if m.role == "user"}),
         tool_calls=sum(m.tool_call is not None for m in assistant),
         sage_failures_per_turn=_sage_failures(trajectory, scenario) if sage else None,
-        reasons=reasons,
+        reasons=list(check.reasons),
     )
 
 
@@ -157,38 +144,6 @@ def _sage_failures(trajectory: Trajectory, scenario: Scenario) -> float | None:
 def _trial(trajectory_id: str) -> int:
     match = re.search(r"/r(\d+)/", trajectory_id)
     return int(match.group(1)) if match else 0
-
-
-def _outcome_told(trajectory: Trajectory) -> bool:
-    """The last readable say follows the last successful tool result and repeats one of its
-    values (a malformed step told the user nothing)."""
-    messages = trajectory.messages
-    results = [i for i, m in enumerate(messages) if m.tool_result is not None and m.tool_result.ok]
-    says = [
-        i
-        for i, m in enumerate(messages)
-        if m.role == "assistant" and m.tool_call is None and not m.parse_problems
-    ]
-    if not says:
-        return False
-    if not results:
-        return True  # nothing was done, so there is no result to report
-    last_result, last_say = results[-1], says[-1]
-    if last_say < last_result:
-        return False
-    found = _VALUE.findall(canonical_json(messages[last_result].tool_result.content))
-    step = parse_step(messages[last_say].content, strict=False)  # what was said, not the plan
-    text = step.action.text if step.action is not None and step.action.text else ""
-    said = normalise(text or messages[last_say].content)
-    # as written ("E-0027"), or a number said as a number, whole ("139" for 139.0)
-    numbers = {normalise(v, numbers="canonical") for v in found if _NUMBER.fullmatch(v)}
-    spoken = normalise(text or messages[last_say].content, numbers="canonical")
-    # a code may sit inside a longer token ("E-0027" -> "0027"); a bare number only whole
-    return (
-        not found
-        or any(normalise(v) in said for v in found if not _NUMBER.fullmatch(v))
-        or any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)", spoken) for n in numbers)
-    )
 
 
 def _partial_credit(trajectory: Trajectory, scenario: Scenario, context: Context) -> float | None:

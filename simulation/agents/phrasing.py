@@ -137,6 +137,30 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "I'll give up for today, thanks.",
         "Let's drop it, I'll come back another day.",
     ),
+    # the assistant's reply did not tell what the user asked for ("{what}": "the balance")
+    "still_need": (
+        "I still need {what}.",
+        "Sorry, but you haven't told me {what} yet.",
+        "That doesn't answer my question. What about {what}?",
+        "Hang on, I asked about {what}.",
+        "Okay, but what is {what}?",
+        "I'm still waiting to hear {what}.",
+        "Could you just tell me {what}, please?",
+        "Right, and {what}?",
+        "You haven't said {what}. That's what I need.",
+        "I came here for {what}, though.",
+        "Thanks, but I still don't know {what}.",
+        "Can you check {what} for me?",
+    ),
+    # a completion claim on a request that could not be done as asked: the user asks again
+    "unclear_outcome": (
+        "Sorry, I'm not sure what happened with my request. Did it go through?",
+        "Wait, what exactly was done?",
+        "I'm confused. Is my request actually sorted?",
+        "Can you tell me what actually happened?",
+        "Hold on, did that really work?",
+        "That's not clear to me. What's the status of my request?",
+    ),
     "what_else": (
         "Okay. What else do you need from me?",
         "Alright. Anything else you need?",

@@ -280,20 +280,18 @@ def describe_args(
     return joiner.join(pairs)
 
 
-def _scalars(
-    record: dict[str, Any],
-    rng: Any = None,
-    known: str | None = None,
-    names: dict[str, str] | None = None,
-    what: str | None = None,
-) -> list[str]:
-    """The record's scalar fields in words, at most ``_MAX_FIELDS``; with ``known`` (what the
-    user said, normalised), the fields after the first that only repeat it are left out."""
-    items = [
-        (k, v)
-        for k, v in record.items()
-        if isinstance(v, (str, int, float, bool)) and v is not None
-    ]
+def report_fields(
+    record: dict[str, Any], known: str | None = None, names: dict[str, str] | None = None
+) -> list[tuple[str, Any]]:
+    """The scalar fields of a result record a report says, in order, at most ``_MAX_FIELDS``:
+    the record's own key first; with ``known`` (what the user said, normalised), only fields
+    new to the user after it (no zeros, flags or bookkeeping dates), its state, then its figures.
+
+    Example:
+        >>> report_fields({"id": "A1", "status": "open", "total": 0, "due": "2026-05-01"}, "")
+        [('id', 'A1'), ('status', 'open'), ('due', '2026-05-01')]
+    """
+    items = [(k, v) for k, v in record.items() if isinstance(v, (str, int, float, bool))]
     if known is not None:  # told to the user: what is new to them, figures first, no zeros
         rest = [
             (k, v)
@@ -304,12 +302,33 @@ def _scalars(
             and not value_in(v, known)
             and not (isinstance(v, str) and v in (names or {}) and normalise(names[v]) in known)
         ]
-        figures = [(k, v) for k, v in rest if any(ch.isdigit() for ch in render_value(v))]
-        # what state the thing is in comes before the figures; nothing is lost to the cap
         states = [(k, v) for k, v in rest if k in _STATE_KEYS]
-        figures = [item for item in figures if item not in states]
+        figures = [(k, v) for k, v in rest if must_tell(k, v) and (k, v) not in states]
         items = items[:1] + states + figures + [i for i in rest if i not in figures + states]
-    items = items[:_MAX_FIELDS]
+    return items[:_MAX_FIELDS]
+
+
+def must_tell(key: str, value: Any) -> bool:
+    """Whether a report always says this field: what state the record is in, or a figure, an
+    id, a date or a time (what the user came for); the words around them not always all.
+
+    Example:
+        >>> must_tell("status", "shipped"), must_tell("total", 42.5), must_tell("note", "hi")
+        (True, True, False)
+    """
+    return key in _STATE_KEYS or any(ch.isdigit() for ch in render_value(value))
+
+
+def _scalars(
+    record: dict[str, Any],
+    rng: Any = None,
+    known: str | None = None,
+    names: dict[str, str] | None = None,
+    what: str | None = None,
+) -> list[str]:
+    """The record's :func:`report_fields` in words; with a seeded ``rng``, those after the first
+    in any order, every :func:`must_tell` field and a few of the others."""
+    items = report_fields(record, known, names)
     forms, voice = (_REPORT_FORMS, "assistant") if known is not None else (_FIELD_FORMS, None)
     # the record's own key keeps its identifier (the user's reference); others may be named
     fields = [
@@ -320,14 +339,12 @@ def _scalars(
         if what.endswith(key.removesuffix("_id").replace("_", " ")):
             fields[0] = f"{what} {render_value(value)}"
     if rng is not None:  # the record's own key first (it names the thing), the rest in any order
-        rest = fields[1:]
+        rest = list(zip(items[1:], fields[1:], strict=True))
         rng.shuffle(rest)
-        # figures, ids, dates and times are what the user came for: always said; the words
-        # around them not always all
-        told = [f for f in rest if any(ch.isdigit() for ch in f)]
-        words = [f for f in rest if f not in told]
+        told = [f for (k, v), f in rest if must_tell(k, v)]
+        words = [f for (k, v), f in rest if not must_tell(k, v)]
         keep = told + words[: max(0, rng.randint(2, _MAX_FIELDS - 1) - len(told))]
-        fields = fields[:1] + [f for f in rest if f in keep]
+        fields = fields[:1] + [f for _, f in rest if f in keep]
     return fields
 
 

@@ -15,9 +15,14 @@ scenario are worded differently. What it does each turn, in order:
    (0-based message index), or earlier when the assistant asks to confirm an action or asks
    for a revised slot — a user who is about to change their mind does so before committing;
 3. confirms when asked "shall I ...?"; otherwise answers the slots the assistant asks for
-   (withheld ones are revealed only then); says ``[DONE]`` with a closing line when the
-   assistant reports completion or declines with alternatives, or after 3 turns without
-   progress; repeats itself after the runner's could-not-process notice;
+   (withheld ones are revealed only then); says ``[DONE]`` with a closing line once it has
+   been told what it asked for (the outcome facts of
+   :mod:`simulation.validator.outcome_facts`, which it knows as a simulator knows its task:
+   from the gold workflow replayed with its seed) or when the assistant declines with
+   alternatives. A reply that claims completion without those facts gets a follow-up ("I
+   still need the balance."); it never ends on a non-answer, so an assistant that never
+   answers meets the runner's turn cap or loop rule; repeats itself after the runner's
+   could-not-process notice;
 4. incremental revelation: one more queued slot per turn, in ``reveal_order``;
 5. adversarial tone: frustration/scepticism phrases, more and stronger with the intensity.
 
@@ -144,7 +149,6 @@ _TONE = {
         "I demand this gets sorted right now!",
     ],
 }
-MAX_STALLS = 3
 # slot kinds whose value a request may leave for the details after it
 _DETAIL_KINDS = {"date", "new_date", "time", "city", "party", "daypart", "guest", "passenger"}
 FILLER = (*PHRASES["give"], *PHRASES["another"])
@@ -181,7 +185,10 @@ class ScriptedUser:
         self.deferred = self._defer(random.Random(f"{seed}:{scenario.id}:defer"))
         self.given: set[str] = set()
         self.turn = 0
-        self.stalls = 0
+        # what a good conversation yields (imported here: the validator reads the agents' text)
+        from simulation.validator.state import replay_workflow
+
+        self.expected = replay_workflow(scenario, seed)
         self.injections: list[InjectionRecord] = []
 
     def _defer(self, rng: random.Random) -> set[str]:
@@ -299,7 +306,6 @@ class ScriptedUser:
     def _reply(self, view: list[Message], rng: random.Random) -> tuple[list[str], list[Fact], bool]:
         last = view[-1].content if view and view[-1].role == "assistant" else ""
         if last == NOT_PROCESSED_NOTICE:
-            self.stalls += 1
             previous = [m.content for m in view if m.role == "user"]
             return [f"I said: {previous[-1]}" if previous else pick("help", rng)], [], False
         # a report that ends "Anything else?" asks nothing of its facts: only its questions
@@ -332,7 +338,6 @@ class ScriptedUser:
                 False,
             )
         if asks_confirmation(last):
-            self.stalls = 0
             heard = normalise(last, numbers="canonical")
             echoes = [
                 n for n, v in self.slots.items()
@@ -345,7 +350,6 @@ class ScriptedUser:
                     return [text], [], False
             return [pick("agree", rng)], [], False
         if asked:
-            self.stalls = 0
             for name in asked:
                 if name in self.withheld and name not in self.given:
                     self._record("partial_information", f"revealed {name} when asked")
@@ -361,14 +365,44 @@ class ScriptedUser:
             return [pick("give", rng)], facts, False
         if declines_with_alternatives(last):
             return [pick("thanks_declined", rng)], [], True
-        if reports_completion(last):
+        missing = self._missing(view)
+        if reports_completion(last) or (missing == [] and self._facts_expected(view)):
+            if missing:  # told it is done, not what was asked for
+                return [pick("still_need", rng).format(what=missing[0])], [], False
+            if missing is None:  # the goal was blocked: only a decline answers it
+                return [pick("unclear_outcome", rng)], [], False
             # "... Anything else?" is answered with a no
             closing = "no_more" if last.rstrip().endswith("?") else "thanks_done"
             return [pick(closing, rng)], [], True
-        self.stalls += 1
-        if self.stalls >= MAX_STALLS:
-            return [pick("leave", rng)], [], True
         pending = [n for n in self.slots if n not in self.given and n not in self.withheld]
         if "?" in last and pending:
             return [pick("another", rng)], self._facts(pending[:1], rng), False
+        if missing:
+            return [pick("still_need", rng).format(what=missing[0])], [], False
         return [pick("what_else", rng)], [], False
+
+    def _outcome(self, view: list[Message]) -> tuple[list[Any], str] | None:
+        """The outcome facts and the assistant's replies so far (None: the goal is blocked)."""
+        from simulation.validator.outcome_facts import outcome_facts
+
+        if self.scenario.impossible or self.expected.blocked:
+            return None
+        said = " ".join(m.content for m in view if m.role == "assistant")
+        users = " ".join(m.content for m in view if m.role == "user")
+        return outcome_facts(
+            self.scenario, self.expected, normalise(users, numbers="canonical")
+        ), said
+
+    def _missing(self, view: list[Message]) -> list[str] | None:
+        """What it asked for and was not told yet, by label (None: the goal is blocked)."""
+        outcome = self._outcome(view)
+        if outcome is None:
+            return None
+        from simulation.validator.outcome_facts import untold
+
+        facts, said = outcome
+        return [fact.label for fact in untold(facts, said)]
+
+    def _facts_expected(self, view: list[Message]) -> bool:
+        outcome = self._outcome(view)
+        return outcome is not None and bool(outcome[0])

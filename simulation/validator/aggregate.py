@@ -81,11 +81,11 @@ def resolve(result: CheckResult, answers: list[str] | None) -> CheckResult:
         answer = parse_judge_answer(reply, words=JUDGE_ANSWER_WORDS)
         if answer is None:
             if question.offline_fails:
-                result.fail(question.reason, by=question.offline_by)
+                result.fail(question.reason, by=question.offline_by, part=question.part)
             else:
                 result.consulted(question.offline_by)
         elif answer == (question.fail_on == "yes"):
-            result.fail(question.reason, by="judge")
+            result.fail(question.reason, by="judge", part=question.part)
         else:
             result.consulted("judge")
     return result

@@ -37,6 +37,7 @@ class JudgeQuestion:
         reason: the failure reason recorded if the judge (or the fallback) says it fails.
         offline_fails: the offline (rules/embedding) decision used without a judge.
         offline_by: what made the offline decision.
+        part: the part of the check a failure belongs to (task success: ``state``, ``told``).
     """
 
     prompt: str
@@ -44,6 +45,7 @@ class JudgeQuestion:
     reason: str
     offline_fails: bool
     offline_by: DecidedBy = "embedding"
+    part: str | None = None
 
 
 @dataclass
@@ -54,6 +56,8 @@ class CheckResult:
     pending: list[JudgeQuestion] = field(default_factory=list)
     failed_by: list[DecidedBy] = field(default_factory=list)
     consulted_by: set[DecidedBy] = field(default_factory=set)
+    failed_parts: list[str | None] = field(default_factory=list)
+    parts: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -71,18 +75,36 @@ class CheckResult:
                 return method
         return "rules"
 
-    def fail(self, reason: str, by: DecidedBy = "rules") -> None:
-        """Record a failure reason decided by ``by`` (non-rule reasons are tagged)."""
+    def fail(self, reason: str, by: DecidedBy = "rules", part: str | None = None) -> None:
+        """Record a failure reason decided by ``by`` (non-rule reasons are tagged), of the
+        check's ``part`` when it has parts."""
         self.reasons.append(reason if by == "rules" else f"[{by}] {reason}")
         self.failed_by.append(by)
+        self.failed_parts.append(part)
+
+    def part_passed(self, part: str) -> bool:
+        """True when no failure of ``part`` was recorded."""
+        return part not in self.failed_parts
+
+    def reasons_of(self, part: str) -> list[str]:
+        """The failure reasons of ``part``."""
+        return [r for r, p in zip(self.reasons, self.failed_parts, strict=True) if p == part]
 
     def consulted(self, by: DecidedBy) -> None:
         """Note that a method took part in a decision that did not fail."""
         self.consulted_by.add(by)
 
     def to_dict(self) -> dict[str, object]:
-        """The verdict entry ``{"passed", "reasons", "decided_by"}``."""
-        return {"passed": self.passed, "reasons": list(self.reasons), "decided_by": self.decided_by}
+        """The verdict entry ``{"passed", "reasons", "decided_by"}``, and ``parts`` (part ->
+        passed) for a check with parts."""
+        out: dict[str, object] = {
+            "passed": self.passed,
+            "reasons": list(self.reasons),
+            "decided_by": self.decided_by,
+        }
+        if self.parts:
+            out["parts"] = {part: self.part_passed(part) for part in self.parts}
+        return out
 
 
 @dataclass

@@ -199,6 +199,7 @@ def _ask_about_free_text(
 def _say_evidence(context: Context, step: Step) -> Evidence:
     evidence = context.evidence_before(step.position, include_system=True)
     extra = [context.scenario.fallback_behavior or ""] if context.scenario.impossible else []
+    extra += [str(fact) for fact in context.scenario.must_say]  # the author's facts to tell
     for message in context.messages[: step.position]:
         if message.tool_result is not None:  # "2 found": list lengths are facts of a result
             extra += [str(len(v)) for v in _lists(message.tool_result.content)]
@@ -244,8 +245,10 @@ def say_facts(text: str, today: Any = None) -> dict[str, set[str]]:
     }
 
 
-def _check_say(context: Context, step: Step, result: CheckResult) -> None:
-    text = step.parsed.action.text or ""
+def unsupported_facts(context: Context, step: Step) -> list[str]:
+    """The facts of a say step (:func:`say_facts`) that no user message, tool result or the
+    system prompt gave before it: ``["identifier ORD-8", "number 139.5"]``."""
+    text = step.parsed.action.text or "" if step.parsed.action is not None else ""
     evidence = _say_evidence(context, step)
     facts = say_facts(text, context.today)
     missing = [
@@ -257,7 +260,12 @@ def _check_say(context: Context, step: Step, result: CheckResult) -> None:
     missing += [f"time {t}" for t in sorted(facts["times"] - evidence.times)]
     missing += [f"number {n}" for n in sorted(facts["numbers"] - evidence.numbers)]
     missing += [f"status '{s}'" for s in sorted(facts["statuses"]) if f" {s} " not in evidence.text]
-    for fact in missing:
+    return missing
+
+
+def _check_say(context: Context, step: Step, result: CheckResult) -> None:
+    text = step.parsed.action.text or ""
+    for fact in unsupported_facts(context, step):
         result.fail(
             f"{step.where}: unsupported_say: {fact} is not in any tool result or user message"
         )
@@ -269,12 +277,22 @@ def _check_say(context: Context, step: Step, result: CheckResult) -> None:
             f"{step.where}: unsupported_failure_claim: the say claims '{failure.group(0)}' "
             f"right after {last.name} succeeded"
         )
-    claim = completion_claim(text, _reported_values(context, step.position))
-    if claim and not _write_succeeded_before(context, step.position):
+    claim = premature_claim(context, step)
+    if claim:
         result.fail(
-            f"{step.where}: unsupported_completion: the say claims '{claim.group(0)}' but no "
+            f"{step.where}: unsupported_completion: the say claims '{claim}' but no "
             "write tool call succeeded before it"
         )
+
+
+def premature_claim(context: Context, step: Step) -> str | None:
+    """The completion claim of a say step made before any write succeeded ("has been
+    completed" before the booking), or None."""
+    text = step.parsed.action.text or "" if step.parsed.action is not None else ""
+    claim = completion_claim(text, _reported_values(context, step.position))
+    if claim and not _write_succeeded_before(context, step.position):
+        return claim.group(0)
+    return None
 
 
 def _last_result_in_turn(context: Context, step: Step) -> Any:

@@ -2,10 +2,10 @@
 
 :func:`replay_gold` runs the gold workflow through a fresh
 :class:`~simulation.tool_backend.ToolBackend` seeded like the trajectory, retrying
-transient failures (``retryable``, ``timeout``, ``backend_error``) and refusals that
-explicitly invite a resubmission ("... confirm it with the customer and resubmit"), as
-the assistant is expected to. Refused writes that never succeed later are ``refusals``:
-the goal is blocked by a business rule.
+transient failures (``retryable``, ``timeout``, ``backend_error``), an empty search once and
+refusals that explicitly invite a resubmission ("... confirm it with the customer and
+resubmit"), as the assistant is expected to. Refused writes that never succeed later are
+``refusals``: the goal is blocked by a business rule.
 
 :func:`compare_states` lays the trajectory's ``final_state`` (the records it wrote) over the
 seed state and diffs both states against the seed state, record by record (primary
@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from mads_bench.catalog import load_domain
-from mads_bench.data_model import ToolCall
+from mads_bench.catalog import Domain, load_domain
+from mads_bench.data_model import Scenario, ToolCall, ToolResult
 from mads_bench.database import apply_changes
 from mads_bench.pre_act import canonical_json
 from mads_bench.text import canonical_number, normalise
+from simulation.agents.speech import is_empty_result
 from simulation.tool_backend import ToolBackend
 from simulation.validator.common import Context
 
@@ -34,12 +35,29 @@ _RESUBMIT = ("resubmit", "try again", "retry")
 Records = dict[str, list[dict[str, Any]]]
 
 
+@dataclass(frozen=True)
+class GoldCall:
+    """One gold call of a replay: its tool's kind (``read``/``write``), the call and its last
+    result (after the retries)."""
+
+    kind: str
+    call: ToolCall
+    result: ToolResult
+
+
 @dataclass
 class GoldReplay:
-    """The expected final state and the gold writes a business rule refused for good."""
+    """The expected final state, the gold writes a business rule refused for good, and every
+    gold call made, in workflow order."""
 
     state: Records
     refusals: list[str] = field(default_factory=list)
+    calls: list[GoldCall] = field(default_factory=list)
+
+    @property
+    def blocked(self) -> bool:
+        """A business rule refused a gold call for good: the goal cannot be reached."""
+        return bool(self.refusals)
 
 
 @dataclass
@@ -63,15 +81,29 @@ def _transient(content: Any) -> bool:
 
 def replay_gold(context: Context) -> GoldReplay:
     """Run the gold workflow on a fresh backend seeded like the trajectory."""
-    backend = ToolBackend(context.scenario, seed=context.trajectory.seed, domain=context.domain)
+    return replay_workflow(context.scenario, context.trajectory.seed, context.domain)
+
+
+def replay_workflow(scenario: Scenario, seed: int, domain: Domain | None = None) -> GoldReplay:
+    """Run ``scenario``'s gold workflow on a fresh backend with the conversation ``seed``
+    (what the user agent and the validator both expect of a conversation)."""
+    domain = domain or load_domain(scenario.domain)
+    tools = {t.name: t for t in domain.tools_for(scenario)}
+    backend = ToolBackend(scenario, seed=seed, domain=domain)
     refused: dict[str, str] = {}
-    for index, gold in enumerate(context.scenario.gold_workflow):
+    calls: list[GoldCall] = []
+    for index, gold in enumerate(scenario.gold_workflow):
         call = ToolCall(id=f"gold_{index}", name=gold.name, arguments=gold.arguments)
-        for _ in range(MAX_ATTEMPTS):
+        tool = tools.get(gold.name)
+        kind = tool.kind if tool is not None else "read"
+        for attempt in range(MAX_ATTEMPTS):
             result = backend.execute(call)
+            # a search that found nothing is run once more, as the gold policy does
+            if result.ok and attempt == 0 and is_empty_result(result.content, kind):
+                continue
             if result.ok or not _transient(result.content):
                 break
-        tool = context.tools.get(gold.name)
+        calls.append(GoldCall(kind, call, result))
         content = result.content if isinstance(result.content, dict) else {}
         if (tool is None or tool.kind != "write") and content.get("code") == "policy_violation":
             # a rule refuses a lookup the rest depends on: the assistant explains it and stops
@@ -84,7 +116,7 @@ def replay_gold(context: Context) -> GoldReplay:
         else:
             content = result.content if isinstance(result.content, dict) else {}
             refused[gold.name] = f"{gold.name}: {content.get('message', content)}"
-    return GoldReplay(backend.state(), list(refused.values()))
+    return GoldReplay(backend.state(), list(refused.values()), calls)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -124,6 +156,14 @@ def _hard_values(context: Context) -> list[Any]:
     return [v for v in values if not isinstance(v, bool)]
 
 
+def _soft_values(context: Context) -> list[Any]:
+    scenario = context.scenario
+    values = list(scenario.soft_preferences.values())
+    for revision in scenario.behaviors_of("goal_revision"):
+        values += [v for k, v in revision.revised_slots.items() if k in scenario.soft_preferences]
+    return [v for v in values if not isinstance(v, bool)]
+
+
 def compare_states(context: Context, replay: GoldReplay, *, forbid_all: bool) -> StateComparison:
     """Compare the trajectory's final state with the gold replay's (both against the seed).
 
@@ -136,14 +176,16 @@ def compare_states(context: Context, replay: GoldReplay, *, forbid_all: bool) ->
     seed = _seed_index(context.scenario.domain, canonical_json(context.scenario.backend_state))
     expected = {} if forbid_all else _index(replay.state, keys)
     actual = apply_changes(seed, context.trajectory.final_state or {}, keys)
-    out, hard = StateComparison(), _hard_values(context)
+    out, hard, soft = StateComparison(), _hard_values(context), _soft_values(context)
 
     def differ(where: str, field_name: str, want: Any, got: Any) -> None:
         text = f"{where}.{field_name} is {got!r}, expected {want!r}"
         if any(same(want, h) or same(got, h) for h in hard):
             out.problems.append(f"hard_constraint_violated: {text}")
-        else:
+        elif any(same(want, v) for v in soft):  # a soft preference the assistant relaxed
             out.soft.append(text)
+        else:
+            out.problems.append(f"unexpected_value: {text}")
 
     exp_new = [k for k in expected if k not in seed]
     act_new = [k for k in actual if k not in seed]

@@ -9,7 +9,8 @@ execution adversities fire) while retrying transient failures (``timeout``,
 - an expected change that is missing, or an unexpected change (a forbidden or extra
   write), fails;
 - a changed field whose value differs from the expected one fails when either value is a
-  hard-constraint value; otherwise it may be a relaxed soft preference: it passes when
+  hard-constraint value, or when the expected value is no soft preference (a status the
+  user never asked to change); otherwise it is a relaxed soft preference: it passes when
   the user agreed to the write, and the judge decides when one is given.
 
 Every fact of the scenario's ``must_say`` (τ²-bench's ``communicate_info``) must appear in one
@@ -30,12 +31,18 @@ from __future__ import annotations
 import re
 
 from mads_bench.text import normalise
-from simulation.agents.text import value_in
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, transcript
 from simulation.validator.embedding import Embedder
-from simulation.validator.faithfulness import _COMPLETION_CLAIM
+from simulation.validator.faithfulness import (
+    _COMPLETION_CLAIM,
+    premature_claim,
+    unsupported_facts,
+)
+from simulation.validator.outcome_facts import outcome_facts, untold
 from simulation.validator.state import GoldReplay, StateComparison, compare_states, replay_gold
 
+TASK_PARTS = ("state", "told", "ended")
+"""The parts of task success; every failure of the check names one."""
 EXPLAIN_MIN = 0.55
 BAND = 0.1
 DECLINE_CUES = re.compile(
@@ -90,21 +97,31 @@ class TaskSuccessChecker:
         self, context: Context, *, judged: bool = False, replay: GoldReplay | None = None
     ) -> CheckResult:
         """Check one trajectory; ``judged`` adds the success-criteria question for a judge;
-        ``replay`` is the gold replay when the caller already made it."""
-        result = CheckResult()
+        ``replay`` is the gold replay when the caller already made it.
+
+        Every failure names its part (:data:`TASK_PARTS`): ``state``, ``told`` or ``ended``
+        (``CheckResult.part_passed``, and ``parts`` in the verdict)."""
+        result = CheckResult(parts=TASK_PARTS)
         trajectory, scenario = context.trajectory, context.scenario
-        if trajectory.end_reason in ("loop", "error", "truncated"):
-            result.fail(f"conversation: ended_badly: the run ended with {trajectory.end_reason!r}")
+        if trajectory.end_reason != "done":
+            result.fail(
+                f"conversation: not_ended: the run ended with {trajectory.end_reason!r}, not "
+                "the user's [DONE]",
+                part="ended",
+            )
         replay = replay or replay_gold(context)
-        blocked = scenario.impossible or bool(replay.refusals)
+        blocked = scenario.impossible or replay.blocked
         if trajectory.final_state is None:
-            result.fail("conversation: no_final_state: the trajectory has no final backend state")
+            result.fail(
+                "conversation: no_final_state: the trajectory has no final backend state",
+                part="state",
+            )
         else:
             comparison = compare_states(context, replay, forbid_all=scenario.impossible)
             self._judge_state(context, comparison, result)
         if blocked:
             self._check_decline(context, replay.refusals, result)
-        self._check_told(context, result)
+        self._check_told(context, replay, blocked, result)
         if judged and result.passed:
             result.pending.append(self._criteria_question(context, replay.refusals))
         return result
@@ -113,7 +130,7 @@ class TaskSuccessChecker:
         self, context: Context, comparison: StateComparison, result: CheckResult
     ) -> None:
         for problem in comparison.problems:
-            result.fail(f"final state: {problem}")
+            result.fail(f"final state: {problem}", part="state")
         if not comparison.soft:
             return
         agreed = user_agreed_before_write(context)
@@ -131,25 +148,71 @@ class TaskSuccessChecker:
             "difference acceptable (only soft preferences relaxed, with the customer's "
             "agreement)? Answer YES or NO first, then one sentence."
         )
-        result.pending.append(JudgeQuestion(prompt, "no", reason, not agreed, "rules"))
+        result.pending.append(JudgeQuestion(prompt, "no", reason, not agreed, "rules", "state"))
 
     @staticmethod
-    def _check_told(context: Context, result: CheckResult) -> None:
-        if not context.scenario.must_say:
-            return
-        said = " ".join(
-            normalise(step.parsed.action.text or "", numbers="canonical")
+    def _check_told(
+        context: Context, replay: GoldReplay, blocked: bool, result: CheckResult
+    ) -> None:
+        """The outcome facts were said (:mod:`~.outcome_facts`): written ones in any reply,
+        derived ones after the last successful write; the last reply follows that write; and
+        the replies that report the outcome make up no id, number, date or time."""
+        steps = [
+            step
             for step in context.steps
             if step.parsed.action is not None and step.parsed.action.type == "say"
-        )
-        for fact in context.scenario.must_say:
-            if not value_in(fact, said):
-                result.fail(f"conversation: not_told: the assistant never told the user {fact!r}")
+        ]
+        says = [(step.position, step.parsed.action.text or "") for step in steps]
+        writes = [
+            i
+            for i, m in enumerate(context.messages)
+            if m.tool_result is not None
+            and m.tool_result.ok
+            and (tool := context.tools.get(m.tool_result.name)) is not None
+            and tool.kind == "write"
+        ]
+        if not blocked and not says:
+            result.fail(
+                "conversation: not_told: the assistant never spoke to the user", part="told"
+            )
+            return
+        if writes and says and says[-1][0] < writes[-1]:
+            result.fail(
+                "conversation: not_told: no reply follows the last successful write "
+                f"({context.messages[writes[-1]].tool_result.name})",
+                part="told",
+            )
+        users = " ".join(m.content for m in context.messages if m.role == "user")
+        facts = outcome_facts(context.scenario, replay, normalise(users, numbers="canonical"))
+        after = writes[-1] if writes and not context.scenario.must_say else -1
+        told = " ".join(text for position, text in says if position > after)
+        for step in steps:  # a claim before the write, or a made-up figure, tells a falsehood
+            if not blocked and (claim := premature_claim(context, step)) is not None:
+                result.fail(
+                    f"{step.where}: not_told: the reply claims '{claim}' before any write "
+                    "succeeded",
+                    part="told",
+                )
+            if step.position > after:
+                for fact in unsupported_facts(context, step):
+                    result.fail(
+                        f"{step.where}: not_told: the reply says {fact}, which no tool result "
+                        "or user message gave",
+                        part="told",
+                    )
+        for fact in untold(facts, told):
+            shown = " or ".join(repr(form) for form in fact.forms) or "nothing was found"
+            result.fail(
+                f"conversation: not_told: the assistant never told the user {fact.label} ({shown})",
+                part="told",
+            )
 
     def _check_decline(self, context: Context, refusals: list[str], result: CheckResult) -> None:
         last = _last_say(context)
         if last is None:
-            result.fail("conversation: no_explanation: the assistant never spoke to the user")
+            result.fail(
+                "conversation: no_explanation: the assistant never spoke to the user", part="told"
+            )
             return
         where, text = last
         explains = bool(DECLINE_CUES.search(text) and ALTERNATIVE_CUES.search(text))
@@ -159,7 +222,8 @@ class TaskSuccessChecker:
         if claim and not explains:
             result.fail(
                 f"{where}: pretends_success: the goal cannot be reached but the last say claims "
-                f"'{claim.group(0)}'"
+                f"'{claim.group(0)}'",
+                part="told",
             )
             return
         if explains:
@@ -173,7 +237,7 @@ class TaskSuccessChecker:
             "explanation)"
         )
         if similarity < EXPLAIN_MIN - BAND:
-            result.fail(reason, by="embedding")
+            result.fail(reason, by="embedding", part="told")
         elif similarity < EXPLAIN_MIN + BAND:
             prompt = (
                 f"A customer wanted: {context.scenario.objective}\nThis cannot be done: "
@@ -182,7 +246,7 @@ class TaskSuccessChecker:
                 "first, then one sentence."
             )
             result.pending.append(
-                JudgeQuestion(prompt, "no", reason, similarity < EXPLAIN_MIN, "embedding")
+                JudgeQuestion(prompt, "no", reason, similarity < EXPLAIN_MIN, "embedding", "told")
             )
 
     @staticmethod
@@ -203,4 +267,4 @@ class TaskSuccessChecker:
             "Answer YES or NO first, then one sentence."
         )
         reason = "conversation: criteria_not_met: the judge found unmet success criteria"
-        return JudgeQuestion(prompt, "no", reason, False, "rules")
+        return JudgeQuestion(prompt, "no", reason, False, "rules", "state")

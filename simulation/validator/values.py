@@ -68,15 +68,18 @@ STOPWORDS = frozenset(
 )
 
 
-def _iso(year: int, month: int, day: int) -> str | None:
+def _iso(year: int, month: int, day: int) -> str:
+    """The ISO date; a day no calendar has ("43 April") stays a date, as written, so it is
+    never mistaken for one a result gave."""
     try:
         return date(year, month, day).isoformat()
     except ValueError:
-        return None
+        return f"{year:04d}-{month:02d}-{day:02d}"
 
 
 def dates_in(text: str, today: date | None = None) -> set[str]:
-    """ISO dates written in ``text`` (year defaults to ``today``'s, else 2026)."""
+    """ISO dates written in ``text`` (year defaults to ``today``'s, else 2026; an impossible
+    day, such as 43 April, as ``2026-04-43``)."""
     year = today.year if today else 2026
     found = {_iso(int(y), int(m), int(d)) for y, m, d in ISO_DATE.findall(text)}
     for month, day, yr in MONTH_DAY.findall(text):
