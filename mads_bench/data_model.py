@@ -370,6 +370,11 @@ class Scenario(StrictModel):
             raise ValueError("impossible must be true exactly when complexity is 'impossible'")
         if self.impossible and not self.fallback_behavior:
             raise ValueError("an impossible scenario needs a fallback_behavior")
+        if not self.gold_workflow and not self.impossible and not self.must_say:
+            raise ValueError(
+                "a scenario with no gold_workflow must be impossible or list must_say: "
+                "otherwise doing nothing would reach its goal"
+            )
         if self.complexity == "normal" and self.behaviors:
             raise ValueError("a normal scenario has no injected behaviors")
         if self.complexity == "unhappy" and not self.behaviors:

@@ -9,6 +9,7 @@ would refuse; the tool backend turns those into structured error results.
 from __future__ import annotations
 
 import copy
+import pickle
 from datetime import date
 from typing import Any
 
@@ -76,9 +77,22 @@ class Database:
         self.today = today
         self._tables: dict[str, dict[Any, dict[str, Any]]] = {}
         self._touched: dict[str, dict[Any, None]] = {}  # keys written since construction
+        # copy on write: a record is the caller's (a pack's seed, shared) until it is written
         for table, records in tables.items():
             key = self.keys[table]
-            self._tables[table] = {r[key]: copy.deepcopy(r) for r in records}
+            self._tables[table] = {r[key]: r for r in records}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Database:
+        """A copy that shares the records neither has written (they are never changed)."""
+        other = copy.copy(self)
+        other._tables = {t: dict(rows) for t, rows in self._tables.items()}
+        other._touched = {t: dict(keys) for t, keys in self._touched.items()}
+        for table, keys in self._touched.items():
+            rows = other._tables[table]
+            for key in keys:
+                if key in rows:
+                    rows[key] = copy.deepcopy(rows[key], memo)
+        return other
 
     def _table(self, table: str) -> dict[Any, dict[str, Any]]:
         if table not in self._tables:
@@ -117,6 +131,8 @@ class Database:
         rows = self._table(table)
         if key not in rows:
             self.get(table, key)  # raises NotFound with the usual message
+        if key not in self._touched.get(table, {}):
+            rows[key] = copy.deepcopy(rows[key])  # its first write: it becomes this database's
         rows[key].update(copy.deepcopy(changes))
         self._touch(table, key)
         return copy.deepcopy(rows[key])
@@ -161,7 +177,9 @@ class Database:
 
     def dump(self) -> dict[str, list[dict[str, Any]]]:
         """The whole state as ``{table: [record, ...]}`` (a copy)."""
-        return {t: [copy.deepcopy(r) for r in rows.values()] for t, rows in self._tables.items()}
+        # one pickle round trip copies a large state about twice as fast as deepcopy
+        tables = {t: list(rows.values()) for t, rows in self._tables.items()}
+        return pickle.loads(pickle.dumps(tables, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 DELETED = "_deleted"

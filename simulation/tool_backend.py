@@ -11,6 +11,7 @@ for the rest of the conversation (a cancelled order stays cancelled).
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Any
 
@@ -43,6 +44,15 @@ class ToolBackend:
         self.tools = {t.name: t for t in self.domain.tools_for(scenario)}
         self.injector = AdversityInjector(scenario.behaviors, seed)
         self._calls: Counter[str] = Counter()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ToolBackend:
+        """A copy to try calls on: its own state, call counts and adversities; the domain,
+        the scenario and the tool specs (read-only) are shared."""
+        other = copy.copy(self)
+        other.db = copy.deepcopy(self.db, memo)
+        other.injector = copy.deepcopy(self.injector, memo)
+        other._calls = Counter(self._calls)
+        return other
 
     @property
     def injections(self) -> list[InjectionRecord]:

@@ -19,6 +19,7 @@ BASE = {
     "hard_constraints": {"order_id": "O1"},
     "success_criteria": ["cancelled"],
     "complexity": "normal",
+    "gold_workflow": [{"name": "cancel_order", "arguments": {"order_id": "O1"}}],
 }
 
 
@@ -42,6 +43,16 @@ def test_complexity_rules():
         Scenario.model_validate({**BASE, "behaviors": [timeout]})
     ok = Scenario.model_validate({**BASE, "complexity": "unhappy", "behaviors": [timeout]})
     assert ok.behaviors[0].kind == "timeout" and ok.behaviors[0].on_calls == [1]
+
+
+def test_a_goal_needs_a_call_or_a_fact():
+    # with no gold call and nothing to tell, an assistant that does nothing would reach it
+    with pytest.raises(ValidationError, match="doing nothing"):
+        Scenario.model_validate({**BASE, "gold_workflow": []})
+    told = Scenario.model_validate({**BASE, "gold_workflow": [], "must_say": ["O1 shipped"]})
+    assert told.must_say == ["O1 shipped"]
+    declined = {"complexity": "impossible", "impossible": True, "fallback_behavior": "Say no."}
+    assert Scenario.model_validate({**BASE, "gold_workflow": [], **declined}).impossible
 
 
 def test_behaviors_must_name_known_slots():

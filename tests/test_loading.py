@@ -18,7 +18,8 @@ def test_scenario_field_path(tmp_path):
         tmp_path,
         "s.yaml",
         """
-- {id: a, domain: mock, objective: o, persona: p, success_criteria: [c], complexity: normal}
+- {id: a, domain: mock, objective: o, persona: p, success_criteria: [c], complexity: normal,
+   gold_workflow: [{name: get_item, arguments: {item_id: I1}}]}
 - id: b
   domain: mock
   objective: o

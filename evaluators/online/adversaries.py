@@ -15,18 +15,22 @@ workflow), so they are as strong as a cheat can be:
 | ``extra_write`` | the gold policy, plus a write nobody asked for before its report |
 | ``premature_report`` | says it is done before its first call, and never reports after |
 
+The scripted gold policy (``scripted``) plays beside them as the baseline: it must succeed on
+every scenario. ``mads-bench eval online --battery`` prints the table (:func:`render_battery`).
+
 ``extra_write`` finds its write by trying candidates on a backend that replays the calls made
 so far (each gold write once more, then every write tool with arguments taken from the gold
 calls and the seed records); where none would change the state it has nothing to add and
-plays the gold policy; so do ``changed_argument`` where it has no write to change and
-``wrong_number`` where its last reply has no figure. Those scenarios are counted as
-``not_applicable``, not scored.
+plays the gold policy; so do ``changed_argument`` where no changed argument of a write gives
+another state (a hand-off summary is free text the state does not keep) and ``wrong_number``
+where its last reply has no figure (two digits or more, or a decimal: "1:1" is part of a
+name). Those conversations are counted as ``not_applicable``, not scored.
 
 Example:
     >>> from mads_bench.catalog import load_domain
-    >>> table = run_battery(load_domain("mock").scenarios, names=["does_nothing"])
-    >>> table["does_nothing"]["success"]
-    0
+    >>> table = run_battery(load_domain("mock").scenarios, names=["scripted", "does_nothing"])
+    >>> [(row["conversations"], row["success"]) for row in table.values()]
+    [(3, 3), (3, 0)]
 """
 
 from __future__ import annotations
@@ -47,9 +51,10 @@ from simulation.validator.aggregate import NO_EMBEDDINGS
 from simulation.validator.embedding import Embedder
 from simulation.validator.state import replay_workflow
 
-__all__ = ["ADVERSARIES", "play_adversary", "run_battery"]
+__all__ = ["ADVERSARIES", "BASELINE", "play_adversary", "render_battery", "run_battery"]
 
 _DONE = "All done, everything is taken care of."
+_FIGURE = re.compile(r"\d{2,}|\d[.,]\d")  # an amount, an id, a date, a time ("1:1" is a name)
 
 
 def _say(text: str) -> Message:
@@ -65,7 +70,7 @@ def _call(name: str, arguments: dict[str, Any]) -> Message:
 class _Adversary:
     spec = "adversary"
 
-    def __init__(self, scenario: Scenario, seed: int) -> None:
+    def __init__(self, scenario: Scenario, *, seed: int) -> None:
         self.scenario, self.seed = scenario, seed
         self.tools = {t.name: t for t in load_domain(scenario.domain).tools_for(scenario)}
 
@@ -99,8 +104,8 @@ class _GoldWrapper(_Adversary):
     """The scripted gold policy with its steps rewritten by :meth:`rewrite`; it does not see
     the messages at the positions in ``hidden`` (a call of the cheat's own and its result)."""
 
-    def __init__(self, scenario: Scenario, seed: int) -> None:
-        super().__init__(scenario, seed)
+    def __init__(self, scenario: Scenario, *, seed: int) -> None:
+        super().__init__(scenario, seed=seed)
         self.gold = ScriptedAssistant(scenario, seed=seed)
         self.hidden: set[int] = set()
 
@@ -116,24 +121,26 @@ class _GoldWrapper(_Adversary):
 class WrongNumber(_GoldWrapper):
     """The gold policy; every digit of every reply 3 up, mod 10 ("2745.90" -> "5078.23")."""
 
-    def __init__(self, scenario: Scenario, seed: int) -> None:
-        super().__init__(scenario, seed)
+    def __init__(self, scenario: Scenario, *, seed: int) -> None:
+        super().__init__(scenario, seed=seed)
         self.applies = False  # its last reply had a figure to change (else it is the gold one)
 
     def rewrite(self, view: list[Message], message: Message, action: Action) -> Message:
         if action.type != "say":
             return message
         text = action.text or ""
-        self.applies = any(ch.isdigit() for ch in text)
+        self.applies = bool(_FIGURE.search(text))
         return _say(re.sub(r"\d", lambda m: str((int(m.group(0)) + 3) % 10), text))
 
 
 class ChangedArgument(_GoldWrapper):
     """The gold policy, with one argument of every write changed (a number one up, else
-    another value of that field from the seed records, else a suffix)."""
+    another value of that field from the seed records, else a suffix): the first argument
+    whose change gives another state than the gold write would (a free-text argument the
+    state does not keep, such as a hand-off summary, is no change)."""
 
-    def __init__(self, scenario: Scenario, seed: int) -> None:
-        super().__init__(scenario, seed)
+    def __init__(self, scenario: Scenario, *, seed: int) -> None:
+        super().__init__(scenario, seed=seed)
         replay = replay_workflow(scenario, seed)
         # a goal reached by a write (else it is a decline, where a changed write is refused)
         self.reachable = not (scenario.impossible or replay.blocked) and any(
@@ -149,21 +156,22 @@ class ChangedArgument(_GoldWrapper):
     def rewrite(self, view: list[Message], message: Message, action: Action) -> Message:
         if action.type != "tool" or self.tools[action.name].kind != "write":
             return message
-        arguments = dict(action.arguments)
-        for key, value in arguments.items():
+        backend = _backend_after(self.scenario, self.seed, view)
+        want = _state_after(backend, action.name, dict(action.arguments))
+        for key, value in action.arguments.items():
             changed = _changed(value, _seed_values(self.scenario).get(key, []))
-            if changed is not None:
-                arguments[key] = changed
+            arguments = {**action.arguments, key: changed}
+            if changed is not None and _state_after(backend, action.name, arguments) != want:
                 self.changed = True
-                break
-        return _call(action.name, arguments)
+                return _call(action.name, arguments)
+        return message
 
 
 class ExtraWrite(_GoldWrapper):
     """The gold policy, plus one write nobody asked for just before its report."""
 
-    def __init__(self, scenario: Scenario, seed: int) -> None:
-        super().__init__(scenario, seed)
+    def __init__(self, scenario: Scenario, *, seed: int) -> None:
+        super().__init__(scenario, seed=seed)
         self.made = False
 
     @property
@@ -186,8 +194,8 @@ class ExtraWrite(_GoldWrapper):
 class PrematureReport(_GoldWrapper):
     """Says it is done before its first call, then acts without ever reporting."""
 
-    def __init__(self, scenario: Scenario, seed: int) -> None:
-        super().__init__(scenario, seed)
+    def __init__(self, scenario: Scenario, *, seed: int) -> None:
+        super().__init__(scenario, seed=seed)
         self.claimed = False
 
     def rewrite(self, view: list[Message], message: Message, action: Action) -> Message:
@@ -210,6 +218,8 @@ ADVERSARIES: dict[str, Callable[[Scenario, int], Any]] = {
     "premature_report": PrematureReport,
 }
 """The cheats by name (see the module docstring)."""
+BASELINE = "scripted"
+"""The scripted gold policy, played beside the cheats by :func:`run_battery`."""
 
 
 def _seed_values(scenario: Scenario) -> dict[str, list[Any]]:
@@ -241,17 +251,29 @@ def _changed(value: Any, others: list[Any]) -> Any:
     return None
 
 
+def _backend_after(scenario: Scenario, seed: int, view: list[Message]) -> ToolBackend:
+    """A backend that has run the calls of ``view``."""
+    backend = ToolBackend(scenario, seed=seed, domain=load_domain(scenario.domain))
+    for message in view:
+        if message.tool_call is not None:
+            backend.execute(message.tool_call)
+    return backend
+
+
+def _state_after(backend: ToolBackend, name: str, arguments: dict[str, Any]) -> Any:
+    """The state ``backend`` would have after the call (``backend`` is left as it is)."""
+    probe = copy.deepcopy(backend)
+    probe.execute(ToolCall(id="probe", name=name, arguments=arguments))
+    return probe.state()
+
+
 def _extra_write(
     scenario: Scenario, seed: int, view: list[Message]
 ) -> tuple[str, dict[str, Any]] | None:
     """A write that would change the state now (tried on a backend that replays the calls
     of ``view``), or None."""
-    domain = load_domain(scenario.domain)
-    tools = {t.name: t for t in domain.tools_for(scenario)}
-    backend = ToolBackend(scenario, seed=seed, domain=domain)
-    for message in view:
-        if message.tool_call is not None:
-            backend.execute(message.tool_call)
+    tools = {t.name: t for t in load_domain(scenario.domain).tools_for(scenario)}
+    backend = _backend_after(scenario, seed, view)
     known: dict[str, list[Any]] = {}
     for gold in scenario.gold_workflow:
         for key, value in gold.arguments.items():
@@ -286,7 +308,8 @@ def _extra_write(
 def play_adversary(
     scenario: Scenario, name: str, *, seed: int = 0, repetition: int = 0
 ) -> tuple[Trajectory, Any]:
-    """One conversation of ``scenario`` with the scripted user and the cheat ``name``.
+    """One conversation of ``scenario`` with the scripted user and the cheat ``name`` (or
+    :data:`BASELINE`).
 
     Returns:
         `tuple`: the `Trajectory` (with the id a simulation with these seeds would give it)
@@ -295,7 +318,8 @@ def play_adversary(
     conv_seed = conversation_seed(seed, scenario.id, repetition)
     user = make_agent("user", "scripted", scenario, seed=conv_seed)
     tool_agent = make_agent("tool", "backend", scenario, seed=conv_seed)
-    assistant = ADVERSARIES[name](scenario, conv_seed)
+    play = ScriptedAssistant if name == BASELINE else ADVERSARIES[name]
+    assistant = play(scenario, seed=conv_seed)
     trajectory: Trajectory = run_conversation(scenario, user, assistant, tool_agent, seed=conv_seed)
     trajectory = trajectory.model_copy(update={"id": trajectory_id(scenario.id, repetition, seed)})
     return trajectory, assistant
@@ -306,40 +330,73 @@ def run_battery(
     *,
     names: Sequence[str] | None = None,
     seed: int = 0,
+    trials: int = 1,
     embedder: Embedder | None = None,
+    progress: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """Play every scenario once with each cheat and count what it earned.
+    """Play every scenario ``trials`` times with each cheat and count what it earned.
 
     Args:
         scenarios (`Iterable[Scenario]`): the scenarios.
-        names (`Sequence[str]`, *optional*): the cheats (default: all of :data:`ADVERSARIES`).
+        names (`Sequence[str]`, *optional*): the players (default: :data:`BASELINE`, then all
+            of :data:`ADVERSARIES`).
         seed (`int`): the run seed.
+        trials (`int`): conversations per scenario and player.
         embedder (`Embedder`, *optional*): for the decline rules (default: rules only).
+        progress (`bool`): show a progress bar.
 
     Returns:
-        `dict`: per cheat, ``conversations`` (scored), ``not_applicable`` (scenarios where it
-        is the gold policy: no write to change or to add), ``success`` (count), ``state``,
-        ``told``, ``ended`` (counts of parts that held) and ``succeeded`` (scenario ids).
+        `dict`: per player, ``conversations`` (scored), ``not_applicable`` (conversations where
+        the cheat played the gold policy: no write to change or to add, no figure to alter),
+        ``success`` (count), ``state``, ``told``, ``ended`` (counts of parts that held) and
+        ``succeeded`` (scenario ids).
     """
+    from tqdm.auto import tqdm
+
     from evaluators.online.core import conversation_outcome
 
     scenarios = list(scenarios)
+    names = list(names or [BASELINE, *ADVERSARIES])
+    unknown = [n for n in names if n != BASELINE and n not in ADVERSARIES]
+    if unknown:
+        raise ValueError(f"unknown player {unknown[0]!r} (known: {[BASELINE, *ADVERSARIES]})")
     embedder = embedder or NO_EMBEDDINGS
     table: dict[str, dict[str, Any]] = {}
-    for name in names or list(ADVERSARIES):
+    bar = tqdm(total=len(names) * len(scenarios) * trials, disable=not progress, unit="conv")
+    for name in names:
         row: dict[str, Any] = {"conversations": 0, "not_applicable": 0}
-        row |= {part: 0 for part in ("success", "state", "told", "ended")}
+        row |= {part: 0 for part in _PARTS}
         row["succeeded"] = []
         for scenario in scenarios:
-            trajectory, cheat = play_adversary(scenario, name, seed=seed)
-            if not getattr(cheat, "applies", True):
-                row["not_applicable"] += 1
-                continue
-            outcome = conversation_outcome(trajectory, scenario, embedder=embedder)
-            row["conversations"] += 1
-            for part in ("success", "state", "told", "ended"):
-                row[part] += bool(getattr(outcome, part))
-            if outcome.success:
-                row["succeeded"].append(scenario.id)
+            for repetition in range(trials):
+                trajectory, cheat = play_adversary(scenario, name, seed=seed, repetition=repetition)
+                bar.update()
+                if not getattr(cheat, "applies", True):
+                    row["not_applicable"] += 1
+                    continue
+                outcome = conversation_outcome(trajectory, scenario, embedder=embedder)
+                row["conversations"] += 1
+                for part in _PARTS:
+                    row[part] += bool(getattr(outcome, part))
+                if outcome.success:
+                    row["succeeded"].append(scenario.id)
         table[name] = row
+    bar.close()
     return table
+
+
+_PARTS = ("success", "state", "told", "ended")
+
+
+def render_battery(table: dict[str, dict[str, Any]]) -> str:
+    """The battery's table in markdown: per player, conversations scored, the share that
+    succeeded and the share of each part that held."""
+    lines = [
+        "| player | scored | n/a | success | state | told | ended |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, row in table.items():
+        n = row["conversations"]
+        shares = " | ".join(f"{row[p] / n:.3f}" if n else "-" for p in _PARTS)
+        lines.append(f"| {name} | {n} | {row['not_applicable']} | {shares} |")
+    return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ Example::
     mads-bench eval online --assistant scripted --dataset outputs/demo/dataset --split test \\
         --out outputs/online/oracle --json
     mads-bench eval online --compare outputs/online/a/report.json outputs/online/b/report.json
+    mads-bench eval online --battery --scenarios outputs/sim/scenarios.jsonl
 
 Scenarios come from ``--domain`` (hand-written; repeatable, default all six), ``--scenarios
 FILE`` (generated or hand-written) or ``--dataset DIR --split test`` (the scenarios behind a
@@ -14,6 +15,11 @@ built dataset's split, so train and test stay disjoint). Each runs ``-k`` trials
 (``OUT/report.json``, ``OUT/report.md``) gives success, its three parts (state, told, ended),
 pass^k for k = 1..K, partial credit, malformed steps, turns and tool calls, overall and by
 domain, complexity and behavior kind, with 95% bootstrap CIs over scenarios.
+
+``--battery`` plays the scenarios with the assistants that try to game the score instead
+(:mod:`evaluators.online.adversaries`: one that does nothing and says "All done", one that asks
+forever, ...) beside the scripted gold policy, and prints how often each succeeded: the cheats
+must score 0, the gold policy 1.
 """
 
 from __future__ import annotations
@@ -63,6 +69,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--compare", nargs=2, type=Path, metavar=("A", "B"), help="Paired A - B of two reports."
     )
+    cmd.add_argument(
+        "--battery",
+        action="store_true",
+        help="Play the scenarios with the cheating assistants and the scripted gold policy "
+        "(instead of --assistant) and print what each earned.",
+    )
     cmd.set_defaults(handler=run_online)
 
 
@@ -104,6 +116,8 @@ def run_online(args: argparse.Namespace) -> int:
                 f"(95% CI {low:+.3f} to {high:+.3f}, paired bootstrap over scenarios)"
             )
         return 0
+    if args.battery:
+        return _run_battery(args)
     if not args.assistant or not args.out:
         raise UsageError("eval online needs --assistant SPEC and --out DIR (or --compare A B)")
     from evaluators.online.run import evaluate_online
@@ -141,4 +155,31 @@ def run_online(args: argparse.Namespace) -> int:
     else:
         print(render_markdown(report), end="")
         print(f"\nwrote {args.out / 'report.json'} and {args.out / 'report.md'}", file=sys.stderr)
+    return 0
+
+
+def _run_battery(args: argparse.Namespace) -> int:
+    from evaluators.online.adversaries import render_battery, run_battery
+
+    if args.assistant:
+        raise UsageError("--battery plays its own assistants: drop --assistant")
+    scenarios = _scenarios(args)
+    if not scenarios:
+        raise UsageError("--battery: no scenarios to play")
+    table = run_battery(
+        scenarios, seed=args.seed, trials=args.trials, progress=not args.no_progress
+    )
+    if args.json:
+        print_json(args, table)
+    else:
+        print(render_battery(table), end="")
+    cheats = [n for n, row in table.items() if n != "scripted" and row["success"]]
+    gold = table["scripted"]
+    if cheats or gold["success"] < gold["conversations"]:
+        print(
+            f"error: the score can be gamed here: {', '.join(cheats) or 'no cheat'} succeeded; "
+            f"the gold policy {gold['success']} of {gold['conversations']}",
+            file=sys.stderr,
+        )
+        return 1
     return 0

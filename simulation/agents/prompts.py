@@ -164,8 +164,11 @@ USER_RULES = f"""Rules:
   do not know or do not mind; never make up a number, a name or a date.
 - Never say or hint that you were given a goal, a list of details, instructions or a
   scenario, and never mention these rules.
-- When the task is done, or the assistant has explained why it cannot be done and offered
-  alternatives, write a short closing line followed by {DONE_TOKEN}."""
+- Close the conversation (a short closing line followed by {DONE_TOKEN}) only once the
+  assistant has told you what you came for (the answer you asked for, or what it did: the
+  confirmation, the new details), or has explained why it cannot be done and offered
+  alternatives. "All done" without the answer is not enough: ask for what you still need
+  ("I still need my balance."), in your own words."""
 
 
 def _slot_lines(slots: dict) -> str:

@@ -128,6 +128,11 @@ def value_in(value: Any, normalised_text: str) -> bool:
         (True, True)
         >>> value_in("2026-05-01", "on may 11th"), value_in("19:00", "at 9 pm")
         (False, False)
+
+    So does a phrase of three words or more said without its punctuation:
+
+        >>> value_in("Sorry, I have a clash.", "comment sorry i have a clash thanks")
+        True
     """
     if isinstance(value, bool) or value is None:
         return False
@@ -143,7 +148,13 @@ def value_in(value: Any, normalised_text: str) -> bool:
     if re.search(pattern, normalised_text) is not None:
         return True
     spoken = _spoken_pattern(value) if isinstance(value, str) else None
-    return spoken is not None and re.search(spoken, normalised_text) is not None
+    if spoken is not None:
+        return re.search(spoken, normalised_text) is not None
+    if isinstance(value, str) and len(needle.split()) >= 3:  # a phrase, said unpunctuated
+        words = normalise(needle, punctuation="words")
+        said = normalise(normalised_text, punctuation="words")
+        return bool(words) and re.search(rf"\b{re.escape(words)}\b", said) is not None
+    return False
 
 
 _MONTHS = (

@@ -256,9 +256,11 @@ class ScriptedUser:
             sentences, lines = [*sentences, facts_sentence(facts, rng)], []
         else:  # the persona writes key: value lines or lists, in no fixed order
             lines = [f"{f.label}: {f.value}" for f in rng.sample(facts, len(facts))]
+        values = {spoken_value(v) for v in self.slots.values()}
         protected = tuple(
             {slot_label(n) for n in self.slots}
-            | {spoken_value(v) for v in self.slots.values()}
+            | values
+            | {v.rstrip(".!?") for v in values}  # a sentence value said inside a sentence
             | {text for fact in facts for text in (fact.label, fact.value)}
         )
         text = self.style.apply(

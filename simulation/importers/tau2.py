@@ -23,7 +23,10 @@ reason) is a slot the user knows (a hard constraint); the assistant composes ``e
 ``summary`` itself. Success is τ²-bench's: the final database equals the gold replay's (the
 task-success state check) and every ``communicate_info`` string was said (``must_say``). The
 user's instructions become the LLM user's brief (``user_brief``) and, in the first person,
-the objective the scripted user opens with.
+the objective the scripted user opens with. A task whose gold neither changes nor tells anything
+(τ²-bench rewards leaving the database alone: the request breaks the policy) is an
+``impossible`` scenario: the assistant must decline it with a reason, so an assistant that
+does nothing does not pass it.
 
 Example:
     >>> first_person("You want to cancel your order; if the agent asks you, say you are sure.")
@@ -65,6 +68,10 @@ OWN_TABLES = {"session": ("session_id", [{"session_id": "current", "user_id": No
 TODAY = "2024-05-15"  # the retail policy has no date rule; any fixed day keeps runs reproducible
 COMPOSED = ("expression", "summary")  # arguments the assistant writes itself
 SOURCE = "sierra-research/tau2-bench (MIT licence)"
+NO_ACTION_FALLBACK = (
+    "Explain that the store's policy does not allow the request as asked, so nothing was "
+    "changed, and offer to help with what the policy does allow."
+)
 
 __all__ = ["Tau2Import", "first_person", "import_tau2"]
 
@@ -270,14 +277,18 @@ def _scenario(
     reason = instructions.get("reason_for_call")
     objective = first_person(str(reason).strip()) if isinstance(reason, str) and reason.strip() \
         else "I need help with my orders."  # fmt: skip
+    told = [str(x) for x in must_say]
+    kind = {"complexity": "normal"}
+    if not gold and not told:  # τ² rewards changing nothing: the request is declined
+        kind = {"complexity": "impossible", "impossible": True,
+                "fallback_behavior": NO_ACTION_FALLBACK}  # fmt: skip
     draft = Scenario(
         id=scenario_id, domain=pack.name, objective=objective, persona=_persona(task_id),
         success_criteria=["The final database equals the gold actions' (τ²-bench's DB check)."],
-        complexity="normal", gold_workflow=gold,
+        gold_workflow=gold, must_say=told, **kind,
     )  # fmt: skip
     known = " ".join(str(instructions.get(k) or "") for k in ("known_info", "reason_for_call"))
     replay = _replay(pack, draft, known)
-    told = [str(x) for x in must_say]
     data = draft.model_dump()
     data.update(
         gold_workflow=replay.workflow,
@@ -390,7 +401,8 @@ def _adverse(scenario: Scenario, pack: Domain, seed: int) -> Scenario:
     elif reads:
         behaviors.append({"kind": "backend_failure", "tool": rng.choice(reads), "on_calls": [1]})
     data = scenario.model_dump()
-    data.update(id=f"{scenario.id}-unhappy", complexity="unhappy", behaviors=behaviors)
+    complexity = "impossible" if scenario.impossible else "unhappy"
+    data.update(id=f"{scenario.id}-unhappy", complexity=complexity, behaviors=behaviors)
     return Scenario.model_validate(data)
 
 

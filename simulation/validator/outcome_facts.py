@@ -8,7 +8,8 @@ facts this conversation could have produced:
 - a **write** (every gold write that succeeded): its confirmation, the fields of its result a
   report always says (:func:`simulation.agents.speech.report_fields` and ``must_tell``: the
   new record's id, its state, its figures and dates) that neither the user nor the arguments
-  of a gold call said first (an echoed argument confirms nothing);
+  of a gold call said first (an echoed argument confirms nothing); a result with no such
+  field ("1 bag added" to a request for one bag) is confirmed by a reply that reports it done;
 - an **information request** (no gold write): the same fields of the last gold lookup's result
   (the balance, the estimate, the tracking status, the flight status); of a list, the first
   field of one of its first three records (any one tells it);
@@ -16,7 +17,9 @@ facts this conversation could have produced:
   was found.
 
 Of a result's fields, those whose label shares a word with the request (objective and success
-criteria: "which gate" -> ``gate``) are the ones asked for; when none does, all of them.
+criteria: "which gate" -> ``gate``, "delayed by 85 minutes" -> ``delay_minutes``) or whose value
+it quotes ("quotes 174 USD" -> ``estimated_total``) are the ones asked for; when none is, all
+of them.
 A blocked goal (impossible, or refused by a business rule) has no facts: its decline is
 checked instead (:mod:`simulation.validator.task_success`).
 
@@ -27,8 +30,10 @@ Example:
     ...                 if s.id == "travel-flight-status-normal")
     >>> facts = outcome_facts(scenario, replay_workflow(scenario, seed=0), known="")
     >>> [(f.label, f.forms) for f in facts]
-    [('the gate', ('B14',))]
-    >>> untold(facts, "Flight NW318 leaves from gate B14.")
+    [('the status', ('delayed',)), ('the delay minutes', (85,)), ('the gate', ('B14',))]
+    >>> [f.label for f in untold(facts, "Flight NW318 is delayed and leaves from gate B14.")]
+    ['the delay minutes']
+    >>> untold(facts, "NW318 is delayed by 85 minutes; it leaves from gate B14.")
     []
 """
 
@@ -41,8 +46,14 @@ from typing import Any
 
 from mads_bench.data_model import Scenario
 from mads_bench.text import normalise
-from simulation.agents.speech import entity_names, is_empty_result, must_tell, report_fields
-from simulation.agents.text import same_value, slot_label, value_in
+from simulation.agents.speech import (
+    entity_names,
+    is_empty_result,
+    must_tell,
+    report_fields,
+    spoken_action,
+)
+from simulation.agents.text import reports_completion, same_value, slot_label, value_in
 from simulation.validator.state import GoldCall, GoldReplay
 
 __all__ = ["NOTHING_FOUND", "OutcomeFact", "outcome_facts", "untold"]
@@ -63,17 +74,21 @@ _STOP = {
 @dataclass(frozen=True)
 class OutcomeFact:
     """One fact the user must be told: said when any of ``forms`` appears in a reply (a value,
-    or an id and the name a result gives it); no ``forms``: that nothing was found. ``label``
-    names it as the user would ask for it ("the gate")."""
+    or an id and the name a result gives it); with no ``forms``, when a reply says that
+    nothing was found (``cue="nothing_found"``) or that it is done (``cue="done"``).
+    ``label`` names it as the user would ask for it ("the gate")."""
 
     label: str
     forms: tuple[Any, ...] = ()
+    cue: str = "nothing_found"
 
     def told(self, normalised: str, raw: str) -> bool:
         """Whether a reply tells it (``normalised`` by ``normalise(numbers="canonical")``)."""
-        if not self.forms:
-            return bool(NOTHING_FOUND.search(raw))
-        return any(value_in(form, normalised) for form in self.forms)
+        if self.forms:
+            return any(value_in(form, normalised) for form in self.forms)
+        if self.cue == "done":
+            return reports_completion(raw)
+        return bool(NOTHING_FOUND.search(raw))
 
 
 def outcome_facts(scenario: Scenario, replay: GoldReplay, known: str) -> list[OutcomeFact]:
@@ -92,15 +107,20 @@ def outcome_facts(scenario: Scenario, replay: GoldReplay, known: str) -> list[Ou
     if scenario.impossible or replay.blocked:
         return []
     names = entity_names([c.result.content for c in replay.calls if c.result.ok])
-    request = _words(" ".join([scenario.objective, *scenario.success_criteria]))
+    asked = " ".join([scenario.objective, *scenario.success_criteria])
+    request = (_words(asked), normalise(asked, numbers="canonical"))
     done = [c for c in replay.calls if c.result.ok]
     writes = [c for c in done if c.kind == "write"]
     if writes:
-        return [f for c in writes for f in _call_facts(c, done, known, names, request)]
+        return [
+            fact
+            for call in writes
+            for fact in _call_facts(call, done, known, names, request) or [_confirmation(call)]
+        ]
     if not done:
         return []
     if is_empty_result(done[-1].result.content):
-        return [OutcomeFact("whether anything was found")]
+        return [OutcomeFact("the search result")]
     return _call_facts(done[-1], done, known, names, request)
 
 
@@ -115,7 +135,7 @@ def _call_facts(
     calls: list[GoldCall],
     known: str,
     names: dict[str, str],
-    request: set[str],
+    request: tuple[set[str], str],
 ) -> list[OutcomeFact]:
     """What a call's result tells that neither the user nor a gold call's arguments said: its
     own fields, else (a search answer that only echoes the query) one of its records."""
@@ -129,7 +149,8 @@ def _call_facts(
             and not value_in(value, known)
             and not any(same_value(value, argument) for argument in given)
         ]
-        asked = [(k, v) for k, v in fields if _words(slot_label(k)) & request]
+        words, text = request
+        asked = [(k, v) for k, v in fields if _words(slot_label(k)) & words or value_in(v, text)]
         if fields:
             return [
                 OutcomeFact(f"the {slot_label(k)}", _forms(v, names)) for k, v in asked or fields
@@ -144,6 +165,11 @@ def _call_facts(
     return [OutcomeFact("the results", forms)] if forms else []
 
 
+def _confirmation(call: GoldCall) -> OutcomeFact:
+    """The fact of a write whose result only echoes the request: that it was done."""
+    return OutcomeFact(f"the result of the request to {spoken_action(call.call.name)}", cue="done")
+
+
 def _scalar(value: Any) -> bool:
     return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
@@ -151,7 +177,7 @@ def _scalar(value: Any) -> bool:
 def _records(content: Any) -> list[dict[str, Any]]:
     """The records of a list result, or of an object's first non-empty list of records."""
     if isinstance(content, dict):
-        lists = [v for v in content.values() if isinstance(v, list) and v]
+        lists = [v for v in content.values() if isinstance(v, list) and _records(v)]
         content = lists[0] if lists else []
     return [item for item in content if isinstance(item, dict)] if isinstance(content, list) else []
 

@@ -201,7 +201,7 @@ class TaskSuccessChecker:
                         part="told",
                     )
         for fact in untold(facts, told):
-            shown = " or ".join(repr(form) for form in fact.forms) or "nothing was found"
+            shown = " or ".join(repr(form) for form in fact.forms) or fact.cue.replace("_", " ")
             result.fail(
                 f"conversation: not_told: the assistant never told the user {fact.label} ({shown})",
                 part="told",

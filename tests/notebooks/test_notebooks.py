@@ -60,10 +60,11 @@ def test_01_simulate(tmp_path: Path, minilm_path: Path) -> None:
     # scripted agents always reach the user's [DONE] on hand-written scenarios
     assert figures["end_reasons"] == ["done"]
     # the duplicate-charge dispute passes; the copy with an invented dispute id does not,
-    # and only faithfulness catches it (the id is in no tool result)
+    # faithfulness catches it (the id is in no tool result), and so does task success (a
+    # report that tells a made-up id has not told the outcome)
     assert figures["example_passed"] is True
     assert figures["corrupted_passed"] is False
-    assert figures["corrupted_failed_checks"] == ["faithfulness"]
+    assert figures["corrupted_failed_checks"] == ["faithfulness", "task_success"]
     # every accepted conversation is in exactly one split of `trajectories`
     rows = figures["rows"]
     assert rows["trajectories"]["train"] + rows["trajectories"]["test"] == figures["accepted"]

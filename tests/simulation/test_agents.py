@@ -142,12 +142,34 @@ def test_user_confirms_then_says_done() -> None:
     assert DONE_TOKEN in other.respond(said("I'm sorry. I can offer a mug instead.")).content
 
 
-def test_user_gives_up_after_three_turns_without_progress() -> None:
+def test_user_never_ends_on_a_non_answer() -> None:
+    # no leaving after a few stalls: an assistant that never answers meets the turn cap
     user = ScriptedUser(mock("mock-cancel-normal"), seed=0)
     user.respond([])
-    replies = [user.respond(said("Let me think.")).content for _ in range(3)]
-    # two neutral nudges, then [DONE]
-    assert [DONE_TOKEN in r for r in replies] == [False, False, True]
+    replies = [user.respond(said("Let me think.")).content for _ in range(6)]
+    assert not any(DONE_TOKEN in r for r in replies)
+
+
+def test_user_holds_the_assistant_to_its_request() -> None:
+    # "all done" without the outcome (the order's new status) gets a follow-up naming it;
+    # the report that tells it ends the conversation
+    user = ScriptedUser(mock("mock-cancel-normal"), seed=0)
+    user.respond([])
+    follow_up = user.respond(said("All done, everything is taken care of.")).content
+    assert DONE_TOKEN not in follow_up and "status" in follow_up
+    view = said("All done, everything is taken care of.") + said("Order O1 is now cancelled.")
+    assert DONE_TOKEN in user.respond(view).content
+
+
+def test_user_follow_ups_are_worded_variously() -> None:
+    # the follow-up is one of several wordings, chosen by the seed
+    scenario = mock("mock-cancel-normal")
+    texts = set()
+    for seed in range(12):
+        user = ScriptedUser(scenario, seed=seed)
+        user.respond([])
+        texts.add(user.respond(said("All done, everything is taken care of.")).content)
+    assert len(texts) >= 4
 
 
 def test_user_incremental_revelation_and_revision() -> None:

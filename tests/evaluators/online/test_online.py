@@ -202,14 +202,16 @@ def test_sage_failures_per_turn_are_counted_when_asked(tmp_path, embedder):
 @pytest.mark.parametrize(
     ("last_say", "told"),
     [
-        ("The estimate comes to 174 dollars in total.", True),
+        ("It comes to 174 dollars: 139 base plus a 35 trip fee, for about 1 hour.", True),
+        ("It comes to 174 dollars: 139 base plus a 35 trip fee.", False),  # no duration
         ("Estimated for 2026.", False),
         ("Sorry, the system is down until 10 pm.", False),
     ],
 )
 def test_a_result_number_is_told_as_a_whole_number(tmp_path, embedder, last_say, told):
-    # the estimate's 174.0 is told when the say has "174"; its 0.0 discount is not found
-    # inside "2026" or "10"
+    # the estimate's figures the request asks for (total, base, trip fee, duration) are told
+    # when the say has them as whole numbers ("174" for 174.0); its 0.0 discount is not
+    # found inside "2026" or "10"
     scenario = {s.id: s for s in load_all_scenarios()}["home_services-estimate-drain-normal"]
     follow = _gold_follower(scenario)
 
@@ -219,5 +221,5 @@ def test_a_result_number_is_told_as_a_whole_number(tmp_path, embedder, last_say,
         return _step(Action.say(f"{last_say} [DONE]"))
 
     report = _run([scenario], tmp_path, replies=reply, embedder=embedder)
-    reasons = report["conversations"][0]["reasons"]
-    assert any("outcome_not_told" in r for r in reasons) is not told, reasons
+    conversation = report["conversations"][0]
+    assert conversation["told"] is told, conversation["reasons"]

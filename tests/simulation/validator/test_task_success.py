@@ -73,7 +73,7 @@ def test_loop_end_fails(transfer, scenarios):
     # a conversation cut by the loop detector is not a success
     looped = transfer.model_copy(update={"end_reason": "loop"})
     _, found = _task(looped, scenarios[TRANSFER])
-    assert found == ["conversation: ended_badly: the run ended with 'loop'"]
+    assert found == ["conversation: not_ended: the run ended with 'loop', not the user's [DONE]"]
 
 
 def _seed_state(scenario):
