@@ -159,7 +159,7 @@ def run_online(args: argparse.Namespace) -> int:
 
 
 def _run_battery(args: argparse.Namespace) -> int:
-    from evaluators.online.adversaries import render_battery, run_battery
+    from evaluators.online.adversaries import BASELINE, render_battery, run_battery
 
     if args.assistant:
         raise UsageError("--battery plays its own assistants: drop --assistant")
@@ -173,8 +173,8 @@ def _run_battery(args: argparse.Namespace) -> int:
         print_json(args, table)
     else:
         print(render_battery(table), end="")
-    cheats = [n for n, row in table.items() if n != "scripted" and row["success"]]
-    gold = table["scripted"]
+    cheats = [n for n, row in table.items() if n != BASELINE and row["success"]]
+    gold = table[BASELINE]
     if cheats or gold["success"] < gold["conversations"]:
         print(
             f"error: the score can be gamed here: {', '.join(cheats) or 'no cheat'} succeeded; "

@@ -129,14 +129,6 @@ PHRASES: dict[str, tuple[str, ...]] = {
         "Alright, thanks for letting me know. I'll think it over.",
         "That's a pity, but thanks for the suggestions.",
     ),
-    "leave": (
-        "Never mind, I will leave it here for now.",
-        "Let's leave it for now, thanks anyway.",
-        "Forget it, I'll try again another time.",
-        "This isn't going anywhere, I'll sort it out later.",
-        "I'll give up for today, thanks.",
-        "Let's drop it, I'll come back another day.",
-    ),
     # the assistant's reply did not tell what the user asked for ("{what}": "the balance")
     "still_need": (
         "I still need {what}.",

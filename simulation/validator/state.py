@@ -148,19 +148,12 @@ def _changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return [f for f in dict.fromkeys([*old, *new]) if not same(old.get(f), new.get(f))]
 
 
-def _hard_values(context: Context) -> list[Any]:
-    scenario = context.scenario
-    values = list(scenario.hard_constraints.values())
-    for revision in scenario.behaviors_of("goal_revision"):
-        values += [v for k, v in revision.revised_slots.items() if k in scenario.hard_constraints]
-    return [v for v in values if not isinstance(v, bool)]
-
-
-def _soft_values(context: Context) -> list[Any]:
-    scenario = context.scenario
-    values = list(scenario.soft_preferences.values())
-    for revision in scenario.behaviors_of("goal_revision"):
-        values += [v for k, v in revision.revised_slots.items() if k in scenario.soft_preferences]
+def _slot_values(context: Context, slots: dict[str, Any]) -> list[Any]:
+    """The values of ``slots`` (the hard constraints or the soft preferences), revised ones
+    included; flags left out (``True`` says nothing about a field)."""
+    values = list(slots.values())
+    for revision in context.scenario.behaviors_of("goal_revision"):
+        values += [v for k, v in revision.revised_slots.items() if k in slots]
     return [v for v in values if not isinstance(v, bool)]
 
 
@@ -176,7 +169,10 @@ def compare_states(context: Context, replay: GoldReplay, *, forbid_all: bool) ->
     seed = _seed_index(context.scenario.domain, canonical_json(context.scenario.backend_state))
     expected = {} if forbid_all else _index(replay.state, keys)
     actual = apply_changes(seed, context.trajectory.final_state or {}, keys)
-    out, hard, soft = StateComparison(), _hard_values(context), _soft_values(context)
+    scenario = context.scenario
+    hard = _slot_values(context, scenario.hard_constraints)
+    soft = _slot_values(context, scenario.soft_preferences)
+    out = StateComparison()
 
     def differ(where: str, field_name: str, want: Any, got: Any) -> None:
         text = f"{where}.{field_name} is {got!r}, expected {want!r}"
