@@ -1,4 +1,11 @@
-"""``mads-bench train``: run SFT then GRPO end to end, and publish a trained checkpoint."""
+"""``mads-bench train``: run SFT then GRPO end to end, and publish a trained checkpoint.
+
+``train run`` checks both stages before it launches the first (configs, dataset, models; see
+`mads_bench.training.preflight`): bad input ends as one ``error:`` line, exit status 2. Paths
+given on the command line are read from the working folder; the default configs are those of
+the mads-bench checkout. A launch that fails ends with one ``error:`` line naming its log and
+the last lines of that log, exit status 1.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +34,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument("--dataset", required=True, help="build-dataset folder or Hub id.")
     run.add_argument("--out", type=Path, required=True, help="Writes OUT/sft and OUT/grpo.")
-    run.add_argument("--sft-config", default="recipes/smollm2-135m/sft/config_demo.yaml")
+    run.add_argument(
+        "--sft-config",
+        type=Path,
+        help="SFT YAML (default: the checkout's recipes/smollm2-135m/sft/config_demo.yaml).",
+    )
     run.add_argument(
         "--rollout",
         choices=ROLLOUT_CONFIGS,
@@ -37,11 +48,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     run.add_argument(
         "--grpo-config",
-        help="GRPO YAML (default: the SmolLM2-135M CPU config of the --rollout mode: "
-        + ", ".join(ROLLOUT_CONFIGS.values())
-        + ").",
+        type=Path,
+        help="GRPO YAML (default: the checkout's SmolLM2-135M CPU config of the --rollout "
+        "mode: " + ", ".join(ROLLOUT_CONFIGS.values()) + ").",
     )
-    run.add_argument("--accelerate-config", default="accelerate_configs/cpu.yaml")
+    run.add_argument(
+        "--accelerate-config",
+        type=Path,
+        help="`accelerate launch --config_file` (default: the checkout's "
+        "accelerate_configs/cpu.yaml).",
+    )
     run.add_argument("--sft-max-steps", type=positive_int, help="Override max_steps of SFT.")
     run.add_argument("--grpo-max-steps", type=positive_int, help="Override max_steps of GRPO.")
     run.add_argument("--report-to", help="Override report_to of both (e.g. wandb).")
@@ -66,8 +82,19 @@ def _overrides(max_steps: int | None, report_to: str | None) -> list[str]:
     return args + (["--report_to", report_to] if report_to else [])
 
 
+def _from_cwd(path: Path | None, default: str) -> str:
+    """A path given on the command line, from the working folder; else the checkout's default
+    (the recipes read relative paths from the checkout)."""
+    return str(path.absolute()) if path is not None else default
+
+
 def run_pipeline(args: argparse.Namespace) -> int:
-    from mads_bench.training.pipeline import TrainingRunError, run_sft_then_grpo
+    from mads_bench.training.pipeline import (
+        CPU_ACCELERATE_CONFIG,
+        DEMO_SFT_CONFIG,
+        TrainingRunError,
+        run_sft_then_grpo,
+    )
 
     check_outputs({"--dataset": Path(args.dataset)}, {"--out": args.out}, folders=["--out"])
 
@@ -78,16 +105,16 @@ def run_pipeline(args: argparse.Namespace) -> int:
         summary = run_sft_then_grpo(
             args.dataset,
             args.out,
-            sft_config=args.sft_config,
-            grpo_config=args.grpo_config or ROLLOUT_CONFIGS[args.rollout or "step"],
+            sft_config=_from_cwd(args.sft_config, DEMO_SFT_CONFIG),
+            grpo_config=_from_cwd(args.grpo_config, ROLLOUT_CONFIGS[args.rollout or "step"]),
             sft_args=_overrides(args.sft_max_steps, args.report_to),
             grpo_args=_overrides(args.grpo_max_steps, args.report_to)
             + (["--rollout", args.rollout] if args.rollout else []),
-            accelerate_config=args.accelerate_config,
+            accelerate_config=_from_cwd(args.accelerate_config, CPU_ACCELERATE_CONFIG),
             log=log,
         )
-    except TrainingRunError as err:  # the whole tail of the recipe's output, not one line
-        print(f"error: {err}", file=sys.stderr)
+    except TrainingRunError as err:  # one line of ours, then the tail of the recipe's log
+        print(f"error: train run: {err}", file=sys.stderr)
         return 1
     text = json.dumps(summary, indent=2)
     if args.summary:

@@ -7,6 +7,12 @@ The summary holds, per stage, the output folder, steps, seconds per step (the tr
 the wall time of the launch, whether it trained in bf16 (`native_bf16`), and for GRPO the mean
 total reward of the first and last step.
 
+Both stages are checked before SFT starts (`mads_bench.training.preflight`): each YAML, the
+dataset configs they train on, the models and the accelerate config. A launch that fails
+raises `TrainingRunError` with the last lines of its log (`<output_dir>.log`), without the
+launcher's own traceback. Relative config paths are read from `REPO_ROOT`, where the recipes
+run (the command line resolves its own flags from the working folder first).
+
 Example:
     >>> summary = run_sft_then_grpo("outputs/demo/dataset", "outputs/demo")  # doctest: +SKIP
     >>> summary["grpo"]["output_dir"]  # doctest: +SKIP
@@ -28,10 +34,33 @@ from mads_bench.errors import MadsBenchError
 
 
 class TrainingRunError(MadsBenchError, RuntimeError):
-    """A recipe launch that exited non-zero (its output is in the run's log file)."""
+    """A recipe launch that exited non-zero; the message ends with the last lines of its log.
+
+    Args:
+        stage (`str`): `SFT` or `GRPO`.
+        code (`int`): The launch's exit status.
+        log_path (`Path`): Everything the launch printed.
+        tail (`str`): Its last lines, without the launcher's traceback.
+    """
+
+    def __init__(self, stage: str, code: int, log_path: Path, tail: str) -> None:
+        self.stage, self.code, self.log_path, self.tail = stage, code, log_path, tail
+        super().__init__(
+            f"{stage} stage failed (exit {code}); last lines of {log_path}:\n{tail}".rstrip()
+        )
 
 
-__all__ = ["DEMO_GRPO_CONFIG", "DEMO_SFT_CONFIG", "REPO_ROOT", "run_recipe", "run_sft_then_grpo"]
+__all__ = [
+    "DEMO_GRPO_CONFIG",
+    "DEMO_SFT_CONFIG",
+    "REPO_ROOT",
+    "TrainingRunError",
+    "check_launch",
+    "in_repo",
+    "log_tail",
+    "run_recipe",
+    "run_sft_then_grpo",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 """The checkout holding `recipes/` and `accelerate_configs/` (editable install)."""
@@ -39,6 +68,13 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_SFT_CONFIG = "recipes/smollm2-135m/sft/config_demo.yaml"
 DEMO_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_demo.yaml"
 CPU_ACCELERATE_CONFIG = "accelerate_configs/cpu.yaml"
+TAIL_LINES = 20
+"""Lines of a failed launch's log shown in its error."""
+
+
+def in_repo(path: str | Path) -> Path:
+    """`path` as the recipe launch reads it: relative paths from `REPO_ROOT`."""
+    return REPO_ROOT / path if not Path(path).is_absolute() else Path(path)
 
 
 def stage_summary(output_dir: Path, wall_s: float) -> dict[str, Any]:
@@ -66,10 +102,10 @@ def stage_summary(output_dir: Path, wall_s: float) -> dict[str, Any]:
     return summary
 
 
-def _launch(command: list[str], env: dict[str, str], log_path: Path, echo: bool) -> tuple[int, str]:
-    """Run `command`, streaming its output to `log_path` (and stderr); return code and tail."""
+def _launch(command: list[str], env: dict[str, str], log_path: Path, echo: bool) -> int:
+    """Run `command` from `REPO_ROOT`, writing its output to `log_path` (and stderr if
+    `echo`); return its exit status."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    tail = bytearray()
     with log_path.open("wb") as log_file:
         proc = subprocess.Popen(
             command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
@@ -80,9 +116,44 @@ def _launch(command: list[str], env: dict[str, str], log_path: Path, echo: bool)
             if echo:
                 sys.stderr.write(chunk.decode("utf-8", errors="replace"))
                 sys.stderr.flush()
-            tail = (tail + chunk)[-4000:]
-        code = proc.wait()
-    return code, tail.decode("utf-8", errors="replace")
+        return proc.wait()
+
+
+# Frames of the launchers (accelerate, torchrun): their traceback only repeats the exit status.
+_LAUNCHER_FRAMES = ("accelerate/commands/", "torch/distributed/")
+
+
+def log_tail(log_path: Path, lines: int = TAIL_LINES) -> str:
+    r"""The last `lines` lines of a launch log, less the launchers' tracebacks.
+
+    A progress bar redraws its line with carriage returns: only its last state is kept.
+
+    Example:
+        >>> import tempfile
+        >>> log = Path(tempfile.mkdtemp()) / "sft.log"
+        >>> _ = log.write_text("step 1\rstep 2\nerror: x\nTraceback (most recent call last):\n"
+        ...     '  File "accelerate/commands/launch.py", line 1\nCalledProcessError: 2\n')
+        >>> log_tail(log)
+        'step 2\nerror: x'
+    """
+    with log_path.open("rb") as log_file:
+        log_file.seek(max(0, log_path.stat().st_size - 65536))
+        text = log_file.read().decode("utf-8", errors="replace")
+    kept: list[str] = []
+    block: list[str] = []  # the traceback being read
+    for raw in text.split("\n"):
+        line = next((part for part in reversed(raw.split("\r")) if part.strip()), "")
+        if block and line[:1].isspace():
+            block.append(line)
+        elif block:  # the exception line that ends it
+            if not any(frame in row for row in block for frame in _LAUNCHER_FRAMES):
+                kept += [*block, line]
+            block = []
+        elif line.startswith("Traceback (most recent call last):"):
+            block = [line]
+        elif line.strip():
+            kept.append(line)
+    return "\n".join([*kept, *block][-lines:])
 
 
 def run_recipe(
@@ -97,15 +168,16 @@ def run_recipe(
     log: Callable[[str], None] = print,
     echo: bool = True,
 ) -> dict[str, Any]:
-    """Launch one recipe with `accelerate launch` and summarise its run.
+    """Check one recipe launch, run it with `accelerate launch` and summarise its run.
 
     Args:
         recipe (`str`): `recipes/sft.py` or `recipes/grpo.py` (relative to `REPO_ROOT`).
-        config (`str`): The YAML config.
+        config (`str`): The YAML config (a relative path is read from `REPO_ROOT`).
         dataset (`str | Path`): `--dataset_name` (a `build-dataset` folder or Hub id).
         output_dir (`str | Path`): `--output_dir`.
         extra_args (`Sequence[str]`): More CLI overrides (`--max_steps 5`, ...).
-        accelerate_config (`str`): `--config_file` of `accelerate launch`.
+        accelerate_config (`str`): `--config_file` of `accelerate launch` (relative: from
+            `REPO_ROOT`).
         env (`dict`, *optional*): Environment of the launch (default: this process's).
         log (`Callable`): Progress messages.
         echo (`bool`): Copy the launch's output (trainer progress bar, logged metrics) to
@@ -115,28 +187,53 @@ def run_recipe(
         `dict`: The stage summary (see the module docstring).
 
     Raises:
+        `UsageError`: The config, dataset or accelerate config cannot be used (nothing ran).
         `TrainingRunError`: When the launch fails; the message names the log and ends with its
-            last output lines.
+            last lines.
     """
+    stage = Path(recipe).stem
+    config_path, accelerate_path = in_repo(config), in_repo(accelerate_config)
+    check_launch(stage, config_path, dataset, extra_args, accelerate_path)
     output_dir = Path(output_dir).resolve()
     dataset = str(Path(dataset).resolve()) if Path(dataset).exists() else str(dataset)
+    # -q: a failed recipe ends the launcher without its CalledProcessError traceback
     command = [
-        sys.executable, "-m", "accelerate.commands.launch", "--config_file", accelerate_config,
-        recipe, "--config", config, "--dataset_name", dataset, "--output_dir", str(output_dir),
-        *extra_args,
+        sys.executable, "-m", "accelerate.commands.launch", "-q", "--config_file",
+        str(accelerate_path), recipe, "--config", str(config_path), "--dataset_name", dataset,
+        "--output_dir", str(output_dir), *extra_args,
     ]  # fmt: skip
-    log(f"[train] {Path(recipe).stem}: {config} -> {output_dir} (output: {output_dir}.log)")
+    log_path = Path(f"{output_dir}.log")
+    log(f"[train] {stage}: {config_path} -> {output_dir} (output: {log_path})")
     start = time.perf_counter()
-    code, tail = _launch(command, env or dict(os.environ), Path(f"{output_dir}.log"), echo)
+    code = _launch(command, env or dict(os.environ), log_path, echo)
     wall = time.perf_counter() - start
     if code != 0:
-        raise TrainingRunError(f"{recipe} failed (exit {code}), log {output_dir}.log:\n{tail}")
+        raise TrainingRunError(stage.upper(), code, log_path, log_tail(log_path))
     summary = stage_summary(output_dir, wall)
     log(
-        f"[train] {Path(recipe).stem}: {summary['steps']} steps, "
+        f"[train] {stage}: {summary['steps']} steps, "
         f"{summary['seconds_per_step']} s/step, peak RSS {summary['peak_rss_mb']} MiB"
     )
     return summary
+
+
+def check_launch(
+    stage: str,
+    config: Path,
+    dataset: str | Path,
+    extra_args: Sequence[str],
+    accelerate_config: Path,
+) -> None:
+    """Check a launch of recipe `stage` (`sft`, `grpo`) before it starts (see `preflight`).
+
+    Raises:
+        `UsageError`: Naming the file or setting at fault.
+    """
+    from mads_bench.training.preflight import check_stage, read_yaml_mapping
+
+    read_yaml_mapping(accelerate_config, "accelerate config")
+    if stage in ("sft", "grpo"):
+        check_stage(stage, config, dataset, extra_args)
 
 
 def run_sft_then_grpo(
@@ -157,8 +254,8 @@ def run_sft_then_grpo(
     Args:
         dataset (`str | Path`): A `build-dataset` folder (or Hub id) with `sft` and `grpo`.
         out_dir (`str | Path`): Outputs go to `out_dir/sft` and `out_dir/grpo`.
-        sft_config (`str`): SFT YAML.
-        grpo_config (`str`): GRPO YAML.
+        sft_config (`str`): SFT YAML (a relative path is read from `REPO_ROOT`).
+        grpo_config (`str`): GRPO YAML (likewise).
         sft_args (`Sequence[str]`): Extra SFT overrides.
         grpo_args (`Sequence[str]`): Extra GRPO overrides.
         accelerate_config (`str`): `accelerate launch --config_file`.
@@ -168,8 +265,15 @@ def run_sft_then_grpo(
 
     Returns:
         `dict`: `{"sft": summary, "grpo": summary}`.
+
+    Raises:
+        `UsageError`: Either stage cannot start (checked before SFT is launched).
+        `TrainingRunError`: A launch failed.
     """
     out = Path(out_dir)
+    accelerate = in_repo(accelerate_config)
+    check_launch("sft", in_repo(sft_config), dataset, sft_args, accelerate)
+    check_launch("grpo", in_repo(grpo_config), dataset, grpo_args, accelerate)
     sft = run_recipe(
         "recipes/sft.py", sft_config, dataset, out / "sft", extra_args=sft_args,
         accelerate_config=accelerate_config, env=env, log=log, echo=echo,
