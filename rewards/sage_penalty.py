@@ -9,6 +9,8 @@ a say one PC criterion (does it claim completion without a successful write call
 Reward per completion, in [−1, 0]: ``−fired / checked`` over the step's criteria (the UV
 criteria of a tool call, the PC criterion of a say; 0.0 when nothing fires, and a tool call
 whose arguments are all exempt — flags, enum values, small counts — is checked as a say).
+A call to a tool the domain does not have gets −1.0, the most a fabricated argument of a
+real tool can cost: the whole call is invented, so it must never score better than that.
 A completion without a readable action gets 0.0 (the format rewards penalise it). None
 ("does not apply") only for rows the reward cannot read: no ``prompts``, a prompt that is no
 list of ``{role, content}`` messages (a plain-string prompt, TRL's standard format, has no
@@ -46,6 +48,9 @@ a 300-word prompt (0.2 s with the cut). No MADS tool accepts a string over 1,000
 that are invalid anyway.
 """
 
+UNKNOWN_TOOL_PENALTY = -1.0
+"""Reward of a call to a tool the domain does not have: the floor of the [−1, 0] scale."""
+
 
 def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
     """Penalise fabricated tool arguments (UV) and premature completion claims (PC).
@@ -63,6 +68,7 @@ def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | N
         `ValueError`: When ``prompts`` or ``domain`` is not one value per completion.
     """
     from evaluators.sage.mads_turns import compile_messages, evaluator_for, mads_spec
+    from mads_bench.pre_act import parse_step
 
     n = len(completions)
     if kwargs.get("prompts") is None or kwargs.get("domain") is None:
@@ -80,6 +86,11 @@ def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | N
         rewards[i] = 0.0
         if text is None:
             continue
+        action = parse_step(text, strict=False).action  # as `compile_messages` reads it
+        if action is not None and action.type == "tool":
+            if action.name not in mads_spec(domain).service(domain).intents:
+                rewards[i] = UNKNOWN_TOOL_PENALTY  # compiles to no record: nothing to check
+                continue
         messages = [*conversation, {"role": "assistant", "content": text}]
         records = compile_messages(messages, domain, dialogue_id=str(i), last_only=True)
         if records:

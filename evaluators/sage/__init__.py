@@ -21,10 +21,13 @@ from evaluators.sage.records import (
     CriterionResult,
     DialogueAct,
     HistoryItem,
+    SageFileError,
     TurnLabel,
     TurnRecord,
     Verdict,
     read_jsonl,
+    read_keyed,
+    read_turns,
     write_jsonl,
 )
 from evaluators.sage.workflow import IntentSpec, ServiceSpec, SlotSpec, WorkflowSpec
@@ -44,6 +47,7 @@ __all__ = [
     "OfflineGroundingVerifier",
     "SageConfig",
     "SageEvaluator",
+    "SageFileError",
     "ServiceSpec",
     "SlotSpec",
     "TurnLabel",
@@ -53,5 +57,7 @@ __all__ = [
     "aggregate",
     "compile_turn",
     "read_jsonl",
+    "read_keyed",
+    "read_turns",
     "write_jsonl",
 ]

@@ -9,17 +9,22 @@ stage of the cascade answers it with ``True`` (fires), ``False`` or ``None`` (ab
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mads_bench.files import atomic_write_text
+from mads_bench.loading import JsonlError
 from mads_bench.loading import read_jsonl as jsonl_rows
+
+if TYPE_CHECKING:
+    from evaluators.sage.workflow import WorkflowSpec
 
 FailureClass = Literal["IUV", "WNF", "PC", "UV"]
 FAILURE_CLASSES: tuple[str, ...] = ("IUV", "WNF", "PC", "UV")
 Stage = Literal["S1", "S2", "S3"]
 TurnVerdictLabel = Literal["failure", "acceptable", "undecided"]
+Speaker = Literal["user", "agent", "system", "tool", "USER", "SYSTEM"]
 
 
 class _Strict(BaseModel):
@@ -37,7 +42,9 @@ class DialogueAct(_Strict):
 class HistoryItem(_Strict):
     """One earlier utterance of the dialogue."""
 
-    speaker: str = Field(description="`user` or `agent` (SGD's USER/SYSTEM are accepted).")
+    speaker: Speaker = Field(
+        description="`user` or `agent` (SGD's USER/SYSTEM and MADS' system/tool are accepted)."
+    )
     text: str = Field(description="The utterance.")
 
 
@@ -132,6 +139,83 @@ def read_jsonl(path: Path, model: type[BaseModel]) -> list[Any]:
         `JsonlError`: For unreadable JSON or a record that does not validate.
     """
     return [row for _, row in jsonl_rows(path, model, what=None)]
+
+
+class SageFileError(JsonlError):
+    """A SAGE input file that cannot be used: ``<file>[:<line>]: <field>: <reason>``."""
+
+
+KeyedT = TypeVar("KeyedT", TurnRecord, TurnLabel, Verdict)
+
+
+def _file_error(path: Path, line: int, reason: str) -> SageFileError:
+    problem = SageFileError(f"{path}:{line}: {reason}")
+    problem.line, problem.reason = line, reason
+    return problem
+
+
+def read_keyed(path: Path, model: type[KeyedT]) -> list[tuple[int, KeyedT]]:
+    r"""Read turn records, labels or verdicts with their line numbers, one per turn key.
+
+    Args:
+        path (`Path`): The JSONL file.
+        model (`type`): `TurnRecord`, `TurnLabel` or `Verdict`.
+
+    Returns:
+        `list[tuple[int, model]]`: ``(line, row)`` for each non-blank line, in file order.
+
+    Raises:
+        `SageFileError`: A line that is not JSON or does not validate, a ``(dialogue_id,
+            turn_id)`` seen on an earlier line (scores would count that turn twice), or a file
+            without a single record (scores of nothing would read as real ones).
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "labels.jsonl"
+        >>> row = '{"dialogue_id": "d", "turn_id": "1", "label": "acceptable"}\n'
+        >>> _ = path.write_text(row + row)
+        >>> read_keyed(path, TurnLabel)
+        Traceback (most recent call last):
+        ...
+        evaluators.sage.records.SageFileError: ...labels.jsonl:2: turn_id: duplicate turn ...
+    """
+    path = Path(path)
+    rows = list(jsonl_rows(path, model, what=None, error=SageFileError))
+    if not rows:
+        what = {TurnRecord: "turn records", TurnLabel: "labels", Verdict: "verdicts"}[model]
+        raise SageFileError(f"{path}: no {what} (the file is empty)")
+    first_line: dict[tuple[str, str], int] = {}
+    for line, row in rows:
+        key = (row.dialogue_id, row.turn_id)
+        if key in first_line:
+            reason = f"turn_id: duplicate turn {key} (first on line {first_line[key]})"
+            raise _file_error(path, line, reason)
+        first_line[key] = line
+    return rows
+
+
+def read_turns(path: Path, spec: WorkflowSpec | None = None) -> list[TurnRecord]:
+    """Read a turn-record file, each turn checked against the workflow it is evaluated on.
+
+    Args:
+        path (`Path`): The JSONL file of `TurnRecord` rows.
+        spec (`WorkflowSpec`, *optional*): The workflow; every service, intent and slot of a
+            record must be one it knows (an unknown slot would be judged against nothing).
+
+    Returns:
+        `list[TurnRecord]`: The records, in file order.
+
+    Raises:
+        `SageFileError`: As `read_keyed`, or ``<file>:<line>: <field>: <reason>`` for a
+            service, intent or slot the workflow does not hold.
+    """
+    rows = read_keyed(path, TurnRecord)
+    if spec is not None:
+        for line, record in rows:
+            problem = spec.unknown_field(record)
+            if problem:
+                raise _file_error(Path(path), line, problem)
+    return [record for _, record in rows]
 
 
 def write_jsonl(path: Path, rows: list[BaseModel]) -> None:

@@ -29,10 +29,14 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+# SGD's acts name these for what is not a slot: the intent offered or informed, a result count.
+ACT_PSEUDO_SLOTS = frozenset({"intent", "count"})
 
 
 @dataclass(frozen=True)
@@ -84,10 +88,18 @@ class WorkflowSpec:
         """Build from an SGD ``schema.json`` (a path or the loaded list).
 
         Raises:
-            `ValueError`: Naming the file and the service/field that is malformed.
+            `ValueError`: Naming the file and the line (not JSON) or the service/field that is
+                malformed, or an intent's slot that the service does not list.
+            `OSError`: When the file cannot be read.
         """
         source = str(schema) if isinstance(schema, str | Path) else "<schema>"
-        data = json.loads(Path(schema).read_text()) if isinstance(schema, str | Path) else schema
+        data = schema
+        if isinstance(schema, str | Path):
+            try:
+                data = json.loads(Path(schema).read_text(encoding="utf-8"))
+            except json.JSONDecodeError as err:
+                where = f"line {err.lineno} column {err.colno}"
+                raise ValueError(f"{source}: {where}: not JSON ({err.msg})") from None
         if not isinstance(data, list):
             raise ValueError(f"{source}: an SGD schema is a JSON list of services")
         services = {}
@@ -115,6 +127,14 @@ class WorkflowSpec:
                 name = raw["service_name"]
             except (KeyError, TypeError) as err:
                 raise ValueError(f"{source}: [{i}]: missing or malformed field {err}") from None
+            for j, intent in enumerate(intents.values()):
+                for kind, names in (("required", intent.required), ("optional", intent.optional)):
+                    absent = [n for n in names if n not in slots]
+                    if absent:  # a workflow asking for a slot the service cannot hold
+                        raise ValueError(
+                            f"{source}: [{i}].intents[{j}].{kind}_slots: {absent[0]!r} is not a "
+                            f"slot of service {name!r}"
+                        )
             services[name] = ServiceSpec(name, slots, intents, raw.get("description", ""))
         return cls(services, source)
 
@@ -161,6 +181,42 @@ class WorkflowSpec:
         return cls({service: ServiceSpec(service, slots, intents)}, f"tools:{service}")
 
     # ----------------------------------------------------------------- queries
+    def unknown_field(self, record: Any) -> str | None:
+        """The first field of a turn record this workflow does not know, as ``field: reason``.
+
+        Service, intent, the slots of both states (the root of a flattened MADS argument such
+        as ``to.city``) and the slot of every act; SGD's acts name the pseudo-slots
+        `ACT_PSEUDO_SLOTS` too. None when the record is the workflow's throughout.
+
+        Example:
+            >>> from evaluators.sage.records import TurnRecord
+            >>> spec = WorkflowSpec.from_sgd_schema([{"service_name": "S", "slots": [
+            ...     {"name": "city"}], "intents": [{"name": "Book", "required_slots": ["city"]}]}])
+            >>> turn = TurnRecord(dialogue_id="d", turn_id="1", service="S", intent="Book",
+            ...                   user="Oslo", agent="Done.", state_after={"colour": "red"})
+            >>> spec.unknown_field(turn)
+            "state_after.colour: not a slot of service 'S'"
+        """
+        service = self.services.get(record.service)
+        if service is None:
+            return f"service: {record.service!r} is not in {self.source} (known: " + (
+                ", ".join(sorted(self.services)[:8]) + ")"
+            )
+        if record.intent not in service.intents:
+            return f"intent: {record.intent!r} is not an intent of service {service.name!r}"
+        for field_name in ("state_before", "state_after"):
+            for slot in getattr(record, field_name):
+                if re.split(r"[.\[]", slot, maxsplit=1)[0] not in service.slots:
+                    return f"{field_name}.{slot}: not a slot of service {service.name!r}"
+        for field_name in ("user_acts", "agent_acts"):
+            for index, act in enumerate(getattr(record, field_name) or []):
+                if act.slot and act.slot not in service.slots and act.slot not in ACT_PSEUDO_SLOTS:
+                    return (
+                        f"{field_name}[{index}].slot: {act.slot!r} is not a slot of service "
+                        f"{service.name!r}"
+                    )
+        return None
+
     def service(self, name: str) -> ServiceSpec:
         """The named service; a clear error when the schema does not hold it."""
         try:

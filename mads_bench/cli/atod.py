@@ -147,7 +147,7 @@ def run_cv(args: argparse.Namespace) -> int:
         check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
     if args.folds < 2:
         raise UsageError(f"--folds {args.folds}: cross-validation needs at least 2 folds")
-    gold = _load("--dialogues", args.dialogues)
+    gold = _load_gold("--dialogues", args.dialogues)
     if len(gold) < args.folds:
         raise UsageError(
             f"--folds {args.folds}: needs a dialogue per fold ({args.dialogues} has {len(gold)})"
@@ -195,7 +195,7 @@ def run_score(args: argparse.Namespace) -> int:
     if args.per_dialogue and not args.json:
         raise UsageError("--per-dialogue needs --json (the rows are only in the JSON report)")
     judge = _judge(args.judge)
-    gold = _load("--gold", args.gold)
+    gold = _load_gold("--gold", args.gold)
     pred = _load("--pred", args.pred, model=Prediction)
     modes = ["strict", "release"] if args.mode == "both" else [args.mode]
     try:
@@ -248,6 +248,18 @@ def _load(flag: str, path: Path, model: type | None = None) -> list:
     if not dialogues:
         raise UsageError(f"{flag} {path}: no dialogues in the file")
     return dialogues
+
+
+def _load_gold(flag: str, path: Path) -> list:
+    """Gold dialogues of `path`; a file without a single gold goal is refused (every score
+    against it would read 0 or n/a as if a tracker had been measured)."""
+    gold = _load(flag, path)
+    if not any(dialogue.goal_list for dialogue in gold):
+        raise UsageError(
+            f"{flag} {path}: goal_list is empty in all {len(gold)} dialogues; no gold goal to "
+            "score against"
+        )
+    return gold
 
 
 def _judge(spec: str | None):

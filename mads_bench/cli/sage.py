@@ -259,14 +259,12 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def run_run(args: argparse.Namespace) -> int:
     from evaluators.sage import (
-        Gate,
         NLIGroundingVerifier,
         SageConfig,
         SageEvaluator,
         TurnLabel,
-        TurnRecord,
-        WorkflowSpec,
-        read_jsonl,
+        read_keyed,
+        read_turns,
     )
 
     if args.config == "llm" and not args.judge:
@@ -275,12 +273,10 @@ def run_run(args: argparse.Namespace) -> int:
         raise UsageError("--judge is used by --config llm only")
     _check_verdict_outputs(args)
     try:
-        spec = WorkflowSpec.from_source(args.schema)
-        records = read_jsonl(args.turns, TurnRecord)
-        labels = read_jsonl(args.labels, TurnLabel) if args.labels else None
-        gates = None
-        if args.gates:
-            gates = {k: Gate(**v) for k, v in json.loads(args.gates.read_text()).items()}
+        spec = _schema(args.schema)
+        records = read_turns(args.turns, spec)
+        labels = [lb for _, lb in read_keyed(args.labels, TurnLabel)] if args.labels else None
+        gates = _gates(args.gates) if args.gates else None
         verifier = _verifier(args, gates)
         if args.nli:
             verifier = NLIGroundingVerifier(args.nli, fallback=verifier)
@@ -290,8 +286,6 @@ def run_run(args: argparse.Namespace) -> int:
         config.use_s1, config.use_s2 = not args.no_s1, not args.no_s2
         config.tagger = _tagger(args)
         evaluator = SageEvaluator(spec, config)
-        for record in records:  # fail early on turns the schema does not know
-            spec.intent(record.service, record.intent)
     except (OSError, ValueError, KeyError) as err:
         raise UsageError(str(err).strip('"')) from None
     if args.text_only:
@@ -306,6 +300,37 @@ def run_run(args: argparse.Namespace) -> int:
         raise UsageError(f"judge {args.judge!r}: {err}") from None
     seconds = time.perf_counter() - started
     return _write_and_report(args, verdicts, labels, seconds, f"SAGE-{args.config}")
+
+
+def _schema(source: str) -> Any:
+    """The ``--schema`` workflow; a file that cannot be read is named with the flag."""
+    from evaluators.sage import WorkflowSpec
+
+    try:
+        return WorkflowSpec.from_source(source)
+    except OSError as err:
+        raise UsageError(f"--schema {source}: {err.strerror or err}") from None
+
+
+def _gates(path: Path) -> dict[str, Any]:
+    """The ``--gates`` file of `sage calibrate`: ``{class: {theta, delta, low_fires}}``."""
+    from evaluators.sage import Gate
+    from mads_bench.loading import CatalogError, read_data_file
+
+    try:
+        data = read_data_file(path)
+        if not isinstance(data, dict):
+            raise CatalogError(path, "", "expected an object of gates by class")
+        gates = {}
+        for name, fields in data.items():
+            try:
+                gates[name] = Gate(**fields)
+            except TypeError as err:
+                reason = f"not a gate {{theta, delta, low_fires}} ({err})"
+                raise CatalogError(path, name, reason) from None
+        return gates
+    except CatalogError as err:
+        raise UsageError(f"--gates {err}") from None
 
 
 def _backend(spec: str) -> Any:
@@ -349,14 +374,14 @@ def _write_and_report(
 
 
 def run_baseline(args: argparse.Namespace) -> int:
-    from evaluators.sage import TurnLabel, TurnRecord, WorkflowSpec, read_jsonl
+    from evaluators.sage import TurnLabel, read_keyed, read_turns
     from evaluators.sage.baselines import BaselineJudge
 
     _check_verdict_outputs(args)
     try:
-        spec = WorkflowSpec.from_source(args.schema)
-        records = read_jsonl(args.turns, TurnRecord)
-        labels = read_jsonl(args.labels, TurnLabel) if args.labels else None
+        spec = _schema(args.schema)
+        records = read_turns(args.turns, spec)
+        labels = [lb for _, lb in read_keyed(args.labels, TurnLabel)] if args.labels else None
         judge = BaselineJudge(args.kind, _backend(args.judge), spec, args.threshold)
     except (OSError, ValueError, KeyError) as err:
         raise UsageError(str(err).strip('"')) from None
@@ -372,15 +397,18 @@ def run_baseline(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from evaluators.sage import TurnLabel, Verdict, read_jsonl
+    from evaluators.sage import TurnLabel, Verdict, read_keyed
     from evaluators.sage.verdict_scoring import align, paired_bootstrap
 
-    try:
-        labels = read_jsonl(args.labels, TurnLabel)
-        a = align(labels, read_jsonl(args.a, Verdict))
-        b = align(labels, read_jsonl(args.b, Verdict))
-    except (OSError, ValueError) as err:
-        raise UsageError(str(err)) from None
+    labels = [lb for _, lb in read_keyed(args.labels, TurnLabel)]
+    aligned = []
+    for flag, path in (("--a", args.a), ("--b", args.b)):
+        verdicts = [v for _, v in read_keyed(path, Verdict)]
+        try:
+            aligned.append(align(labels, verdicts))
+        except ValueError as err:  # labelled turns this evaluator gave no verdict
+            raise UsageError(f"{flag} {path}: {err} in {args.labels}") from None
+    a, b = aligned
     gold = [lb.label == "failure" for lb, _ in a]
     result = paired_bootstrap(
         gold,

@@ -17,7 +17,8 @@ descriptions, earlier turns' steps reduced to their action; see
 :mod:`mads_bench.datasets.context`); the ``trajectories`` config always keeps the full text.
 
 Steps whose ``parse_problems`` are not empty (or that fail the strict parser) are left out of
-``sft`` and ``grpo`` and counted in ``BuildReport.excluded_steps``.
+``sft`` and ``grpo`` and counted in ``BuildReport.excluded_steps``; inputs without a single
+Pre-Act step are an error, not empty configs.
 """
 
 from __future__ import annotations
@@ -246,6 +247,10 @@ def build_dataset(
     Returns:
         `BuiltDataset`: ``configs[name][split]`` datasets, the report and the card.
 
+    Raises:
+        `DatasetBuildError`: bad input, no usable trajectory, an unknown held-out domain, or
+            not one Pre-Act assistant step (``sft`` and ``grpo`` would be empty).
+
     Example:
         >>> built = build_dataset(["t.jsonl"], include_unvalidated=True)  # doctest: +SKIP
         >>> built.configs["sft"]["train"][0]["completion"][0]["role"]  # doctest: +SKIP
@@ -278,6 +283,12 @@ def build_dataset(
         rows["sft"][split].extend(sft)
         rows["grpo"][split].extend(grpo)
         report.excluded_steps += excluded
+    if not any(rows["sft"].values()):  # empty sft/grpo configs would train on nothing
+        raise DatasetBuildError(
+            f"{', '.join(selection.files)}: no Pre-Act assistant step in the "
+            f"{len(selection.used)} used trajectories ({report.excluded_steps} step(s) with "
+            "parse problems); sft and grpo would be empty"
+        )
     configs = {
         name: DatasetDict({s: _to_dataset(rows[name][s], FEATURES[name]) for s in SPLITS})
         for name in CONFIG_NAMES

@@ -132,9 +132,16 @@ def _read_tasks(folder: Path, split: str) -> tuple[Path, list[dict[str, Any]]]:
                 known = sorted(splits) if isinstance(splits, dict) else []
                 raise UsageError(f"--split {split}: not in {splits_file} (known: {known})")
             wanted = {str(t) for t in splits[split]}
-            tasks = [t for t in tasks if isinstance(t, dict) and str(t.get("id")) in wanted]
+            if isinstance(tasks, list):
+                tasks = [t for t in tasks if isinstance(t, dict) and str(t.get("id")) in wanted]
+                if not tasks:  # an empty pack at exit 0 would look like a successful import
+                    raise CatalogError(
+                        path, "", f"no task has an id of split {split!r} in {splits_file}"
+                    )
     if not isinstance(tasks, list):
         raise CatalogError(path, "", "expected a JSON array of tasks")
+    if not tasks:
+        raise CatalogError(path, "", "no tasks (an empty list); nothing to import")
     return path, tasks
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from mads_bench.cli import main
+from tests.cli_helpers import error_line, run
+from tests.mads_datasets.conftest import write_jsonl
 
 
 def test_build_dataset_writes_the_layout_and_reports_counts(
@@ -58,3 +60,21 @@ def test_push_offline_exits_2(tmp_path: Path, capsys) -> None:
     # not a dataset folder: named in the error
     assert main(["push", "--dataset", str(tmp_path), "--repo-id", "me/x"]) == 2
     assert "not a build-dataset folder" in capsys.readouterr().err
+
+
+def test_trajectories_without_a_pre_act_step_are_an_error(trajectories, tmp_path, capsys) -> None:
+    plain = []
+    for trajectory in trajectories[:2]:
+        messages = [
+            m.model_copy(update={"content": "Sure, I can help."}) if m.role == "assistant" else m
+            for m in trajectory.messages
+        ]
+        plain.append(trajectory.model_copy(update={"messages": messages}))
+    source = write_jsonl(tmp_path / "plain.jsonl", plain)
+    out = tmp_path / "mads"
+    argv = ["build-dataset", "--trajectories", source, "--out", out, "--include-unvalidated"]
+    status, _, err = run(argv, capsys)
+    # no step would reach sft or grpo: exit 2 naming the file, and nothing written
+    assert status == 2
+    assert error_line(err).startswith(f"error: {source}: no Pre-Act assistant step in the 2 used")
+    assert not out.exists()

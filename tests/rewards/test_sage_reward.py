@@ -31,6 +31,18 @@ def test_penalties(minilm_path):
     assert rewards == [-1.0, 0.0, 0.0, -1.0, 0.0]
 
 
+def test_an_unknown_tool_scores_no_better_than_an_invented_id(minilm_path):
+    unknown = CANCEL.replace("cancel_order", "refund_everything")
+    completions = [
+        CANCEL % '{"order_id": "O7"}',  # a real tool, one invented id: UV fires, 1 of 1 → −1
+        unknown % '{"order_id": "O7", "card": "4111"}',  # no such tool, invented ids → −1
+        unknown % "{}",  # no such tool and nothing to check → −1, not 0
+    ]
+    rewards = sage_penalty_reward(completions, prompts=[[SYSTEM, USER]] * 3, domain=["mock"] * 3)
+    assert rewards == [-1.0, -1.0, -1.0]
+    assert max(rewards[1:]) <= rewards[0]
+
+
 def test_claim_after_the_write_is_not_penalised(minilm_path):
     # the prompt already holds the successful cancel_order call: O(s) holds, PC does not fire
     prompt = [SYSTEM, USER, *WRITE_DONE]

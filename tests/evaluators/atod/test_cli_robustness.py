@@ -240,7 +240,8 @@ def test_track_replaces_out_atomically(sample_path, tmp_path, capsys, monkeypatc
     code, _, err = run(
         track(sample_path, out, "--method", "prompt-only", "--judge", EMPTY_TABLE), capsys
     )
-    assert code == 2 and error_line(err) == "error: No space left on device"
+    assert code == 2
+    assert error_line(err) == f"error: No space left on device while writing --out {out}"
     assert out.read_text() == "previous run\n"
     assert [p.name for p in tmp_path.iterdir()] == ["pred.jsonl"]
 
@@ -295,6 +296,22 @@ def test_score_empty_file_is_an_error(sample_path, tmp_path, capsys, flag, conte
     # not exit 0 with null metrics: one line naming the flag and the file
     assert code == 2 and out == ""
     assert error_line(err) == f"error: {flag} {empty}: no dialogues in the file"
+
+
+def test_score_gold_without_a_single_goal_is_an_error(sample_path, tmp_path, capsys):
+    gold = tmp_path / "gold.json"
+    dialogues = json.loads(sample_path.read_text())
+    for dialogue in dialogues:
+        dialogue["goal_list"] = []
+    gold.write_text(json.dumps(dialogues))
+    argv = ["atod", "score", "--pred", str(sample_path), "--gold", str(gold)]
+    code, out, err = run(argv, capsys)
+    # not a table of 0.00 and n/a: one line naming the flag, the file and the empty field
+    assert code == 2 and out == ""
+    assert error_line(err) == (
+        f"error: --gold {gold}: goal_list is empty in all 3 dialogues; no gold goal to score "
+        "against"
+    )
 
 
 def test_score_json_stdout_is_only_json(sample_path, capsys, monkeypatch):

@@ -7,8 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.sage import DialogueAct, TurnLabel, Verdict, read_jsonl, write_jsonl
+from evaluators.sage import (
+    DialogueAct,
+    TurnLabel,
+    Verdict,
+    read_jsonl,
+    read_turns,
+    write_jsonl,
+)
 from mads_bench.cli import main
+from tests.cli_helpers import error_line, run
 from tests.evaluators.sage.conftest import SCHEMA, HashEncoder, turn
 
 REPO = Path(__file__).resolve().parents[3]
@@ -229,3 +237,113 @@ def test_train_tagger_retrains_from_sgd_train(tmp_path, capsys, minilm_static_pa
     assert (
         code == 2 and "--tagger:" in capsys.readouterr().err and not (tmp_path / "v.jsonl").exists()
     )
+
+
+def _sage_run(tmp_path, capsys, turns, schema=None, *extra):
+    """`sage run` on ``turns`` (JSONL rows as dicts) -> (status, the one error line or None)."""
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(row) + "\n" for row in turns))
+    schema_path = tmp_path / "in_schema.json"
+    schema_path.write_text(json.dumps(SCHEMA if schema is None else schema))
+    argv = ["sage", "run", "--turns", tmp_path / "in.jsonl", "--schema", schema_path]
+    status, _, err = run([*argv, "--out", tmp_path / "v.jsonl", *extra], capsys)
+    assert status == 0 or not (tmp_path / "v.jsonl").exists()  # a refused run writes nothing
+    return status, error_line(err) if status else None
+
+
+def _with(row: dict, path: str, value) -> dict:
+    """A deep copy of ``row`` with the dotted ``path`` (list indices as digits) set."""
+    row = json.loads(json.dumps(row))
+    *parents, last = path.split(".")
+    target = row
+    for key in parents:
+        target = target[int(key)] if key.isdigit() else target[key]
+    target[int(last) if last.isdigit() else last] = value
+    return row
+
+
+GOOD = json.loads(turn().model_dump_json())
+
+
+@pytest.mark.parametrize(
+    ("turns", "reason"),
+    [
+        # the same (dialogue_id, turn_id) twice would be scored twice
+        ([GOOD, GOOD], "in.jsonl:2: turn_id: duplicate turn ('d1', '2') (first on line 1)"),
+        # an empty file would "evaluate" nothing at exit 0
+        ([], "in.jsonl: no turn records (the file is empty)"),
+        # an unknown speaker
+        (
+            [_with(GOOD, "history.0.speaker", "robot")],
+            "in.jsonl:1: history[0].speaker: Input should be 'user', 'agent', 'system', 'tool', "
+            "'USER' or 'SYSTEM'",
+        ),
+        # a slot the service does not have, in the state and in an act
+        (
+            [_with(GOOD, "state_after.colour", "red")],
+            "in.jsonl:1: state_after.colour: not a slot of service 'Restaurants_9'",
+        ),
+        (
+            [_with(GOOD, "user_acts.0.slot", "colour")],
+            "in.jsonl:1: user_acts[0].slot: 'colour' is not a slot of service 'Restaurants_9'",
+        ),
+        # an intent the service does not have, on the line it is on
+        (
+            [GOOD, _with(_with(GOOD, "turn_id", "3"), "intent", "Fly")],
+            "in.jsonl:2: intent: 'Fly' is not an intent of service 'Restaurants_9'",
+        ),
+    ],
+    ids=["duplicate", "empty", "speaker", "state-slot", "act-slot", "intent"],
+)
+def test_sage_run_refuses_bad_turns_naming_file_line_and_field(tmp_path, capsys, turns, reason):
+    status, line = _sage_run(tmp_path, capsys, turns)
+    assert status == 2 and line == f"error: {tmp_path / reason}"
+
+
+def test_sgd_pseudo_slots_in_acts_are_not_unknown_slots(tmp_path, spec):
+    # SGD's INFORM_INTENT and INFORM_COUNT name `intent` and `count`, which are no slots
+    row = _with(GOOD, "user_acts.0", {"act": "INFORM_INTENT", "slot": "intent", "values": ["x"]})
+    (tmp_path / "t.jsonl").write_text(json.dumps(row) + "\n")
+    assert read_turns(tmp_path / "t.jsonl", spec)[0].user_acts[0].slot == "intent"
+
+
+def test_sage_run_refuses_a_schema_whose_intent_names_an_absent_slot(tmp_path, capsys):
+    schema = json.loads(json.dumps(SCHEMA))
+    schema[0]["intents"][1]["required_slots"].append("table_number")
+    status, line = _sage_run(tmp_path, capsys, [GOOD], schema)
+    assert status == 2
+    assert line == (
+        f"error: {tmp_path / 'in_schema.json'}: [0].intents[1].required_slots: 'table_number' "
+        "is not a slot of service 'Restaurants_9'"
+    )
+
+
+def test_schema_and_gates_files_that_are_not_json_are_named(tmp_path, capsys):
+    (tmp_path / "bad.json").write_text("")
+    argv = ["sage", "run", "--turns", tmp_path / "t.jsonl", "--out", tmp_path / "v.jsonl"]
+    status, _, err = run([*argv, "--schema", tmp_path / "bad.json"], capsys)
+    # the schema file is named, with where it stops being JSON
+    assert status == 2
+    expected = f"error: {tmp_path / 'bad.json'}: line 1 column 1: not JSON (Expecting value)"
+    assert error_line(err) == expected
+    status, line = _sage_run(tmp_path, capsys, [GOOD], None, "--gates", tmp_path / "bad.json")
+    assert status == 2
+    assert line == f"error: --gates {tmp_path / 'bad.json'}: line 1 column 1: Expecting value"
+
+
+@pytest.mark.parametrize("empty", ["labels", "a", "b"])
+def test_sage_compare_refuses_an_empty_input(tmp_path, capsys, empty):
+    files = {}
+    rows = {
+        "labels": TurnLabel(dialogue_id="d1", turn_id="2", label="acceptable"),
+        "a": Verdict(dialogue_id="d1", turn_id="2", verdict="acceptable", margin=1.0),
+        "b": Verdict(dialogue_id="d1", turn_id="2", verdict="failure", margin=1.0),
+    }
+    for name, row in rows.items():
+        files[name] = tmp_path / f"{name}.jsonl"
+        write_jsonl(files[name], [] if name == empty else [row])
+    argv = ["sage", "compare", "--labels", files["labels"], "--a", files["a"], "--b", files["b"]]
+    status, out, err = run(argv, capsys)
+    # no ΔF1 of nothing: exit 2 naming the empty file
+    what = "labels" if empty == "labels" else "verdicts"
+    assert status == 2 and not out
+    assert error_line(err) == f"error: {files[empty]}: no {what} (the file is empty)"
