@@ -10,6 +10,9 @@ is generated the way the simulator's LLM assistant generates one
 
 The file is append-only and resumable: a row is keyed by (conversation, turn, step), rows
 already present are skipped, and a torn last line (an interrupted write) is removed first.
+Its run manifest (:mod:`mads_bench.manifest`) records the model (and the fingerprint of its
+weights), style, token budget and seed: continuing a file that another model or setting
+wrote is refused (`ManifestMismatchError`).
 Generation errors of a remote backend end the run with what was written kept.
 """
 
@@ -23,8 +26,10 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from mads_bench.catalog import domain_names, load_domain
+from mads_bench.manifest import check_manifest, start_output
 from simulation.agents.llm import generate_steps
 from simulation.agents.prompts import restyle_prompt
+from simulation.backends import spec_fingerprint
 from simulation.trajectory_io import repair_torn_tail
 
 GOLD_COLUMNS = (
@@ -97,10 +102,23 @@ def predict_steps(
 
     Returns:
         ``{"written": n, "skipped": n}``.
+
+    Raises:
+        `ManifestMismatchError`: ``out`` holds rows that another model or setting wrote.
     """
     out = Path(out)
+    spec = getattr(backend, "spec", None) or type(backend).__name__
+    manifest = {
+        "model": spec,
+        "model weights": spec_fingerprint(spec) if isinstance(spec, str) else None,
+        "style": style,
+        "max_new_tokens": max_new_tokens,
+        "seed": seed,
+    }
+    check_manifest(out, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = _done_keys(out)
+    start_output(out, manifest, resume=True)
     # Batches of prompts of similar length waste less padding (prefill is most of the cost on
     # CPU); rows are written in that order, each with its key.
     todo = sorted((r for r in rows if row_key(r) not in done), key=_prompt_chars)

@@ -277,6 +277,9 @@ def list_models() -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- resolving
 
 
+_MODEL_CONFIGS = ("config.json", "adapter_config.json", "modules.json")
+
+
 def resolve_model(name_or_path: str, *, auto_setup: bool = False) -> str:
     """Turn a model name, local path or Hub id into a local folder.
 
@@ -296,6 +299,11 @@ def resolve_model(name_or_path: str, *, auto_setup: bool = False) -> str:
     if name_or_path in MODEL_SPECS:
         return str(_known_model(name_or_path, auto_setup))
     path = Path(name_or_path).expanduser()
+    if path.is_dir() and not any((path / f).is_file() for f in _MODEL_CONFIGS):
+        raise ModelNotFoundError(
+            f"Model folder {name_or_path!r} holds no {', '.join(_MODEL_CONFIGS)}: not a "
+            "model, adapter or sentence-transformers folder."
+        )
     if path.exists():
         return name_or_path
     if _looks_like_path(name_or_path):

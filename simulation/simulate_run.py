@@ -4,7 +4,9 @@
 plan), skips conversations the output already holds (``resume``), runs the rest with
 :func:`simulation.parallel.run_jobs` and appends each finished trajectory in plan order. A
 conversation that fails is reported and not written; ``max_failures`` failures in a row
-(a backend that does not answer) stop the run, and a later ``resume`` picks it up.
+(a backend that does not answer) stop the run, and a later ``resume`` picks it up. The file
+gets a run manifest (:func:`run_manifest`, :mod:`mads_bench.manifest`): a ``resume`` with
+another seed, agent, model, style, limit or scenario set is refused before anything is read.
 
 Example:
     >>> import tempfile
@@ -19,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -26,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mads_bench.manifest import check_manifest, content_hash, start_output
+from simulation.backends import spec_fingerprint
 from simulation.parallel import (
     SimulationSettings,
     choose_executor,
@@ -36,7 +41,7 @@ from simulation.parallel import (
 from simulation.runner import trajectory_id
 from simulation.trajectory_io import TrajectoryWriter
 
-__all__ = ["SimulationReport", "simulate_run", "summary_tables"]
+__all__ = ["SimulationReport", "run_manifest", "simulate_run", "summary_tables"]
 
 
 @dataclass
@@ -51,10 +56,47 @@ class SimulationReport:
     stopped_early: bool = False
     repaired_bytes: int = 0
 
+    planned: int = 0
+
     @property
     def written(self) -> int:
         """Conversations written by this run."""
         return len(self.trajectories)
+
+    @property
+    def missing(self) -> int:
+        """Planned conversations the output still lacks (failed, or never reached)."""
+        return self.planned - self.skipped - self.written
+
+    @property
+    def partial(self) -> bool:
+        """True when the output does not hold every planned conversation."""
+        return self.missing > 0
+
+
+def run_manifest(
+    settings: SimulationSettings,
+    scenarios: Sequence[Any],
+    shard: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """The settings that decide a trajectory file's records: its manifest's ``settings``.
+
+    Seed, user and assistant specs (with the fingerprint of a local model's weights), step
+    style, conversation limits, a hash of the scenarios in plan order, and the shard. The
+    repetitions are not part of it: a resumed run may add trials.
+    """
+    limits = settings.limits
+    return {
+        "seed": settings.seed,
+        "user": settings.user,
+        "user model": spec_fingerprint(settings.user),
+        "assistant": settings.assistant,
+        "assistant model": spec_fingerprint(settings.assistant),
+        "style": settings.style,
+        "limits": dataclasses.asdict(limits) if limits is not None else None,
+        "scenarios": content_hash(s.model_dump_json() for s in scenarios),
+        "shard": f"{shard[0]}/{shard[1]}" if shard else None,
+    }
 
 
 def _stderr(message: str) -> None:
@@ -98,13 +140,19 @@ def simulate_run(
 
     Raises:
         `OutputExistsError`: ``out`` holds records and ``resume`` is False.
+        `ManifestMismatchError`: ``resume`` on an output that other settings (or scenarios)
+            produced, or that has no manifest (see :mod:`mads_bench.manifest`).
         `TrajectoryFileError`: ``resume`` on a file with a bad line before its last one.
     """
     from tqdm import tqdm
 
     settings = settings or SimulationSettings()
     executor = choose_executor(settings.user, settings.assistant, concurrency, executor)
+    manifest = run_manifest(settings, scenarios, shard)
+    if resume:
+        check_manifest(out, manifest)
     writer = TrajectoryWriter(out, resume=resume)
+    start_output(out, manifest, resume=resume)
     report = SimulationReport(Path(out), executor, repaired_bytes=writer.repaired_bytes)
     if writer.repaired_bytes:
         log(f"repaired a torn last line ({writer.repaired_bytes} bytes)")
@@ -114,6 +162,7 @@ def simulate_run(
     todo = [
         j for j in jobs if trajectory_id(j.scenario.id, j.repetition, settings.seed) not in writer
     ]
+    report.planned = len(jobs)
     report.skipped = len(jobs) - len(todo)
     outcomes = run_jobs(
         todo, settings, concurrency=concurrency, executor=executor, backends=backends or {}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mads_bench.cli import main
-from tests.cli_helpers import run
+from tests.cli_helpers import error_line, run
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,8 @@ def run_dir(tmp_path_factory) -> Path:
         ["simulate", "--domain", "mock", "--num-scenarios", "4", "--out", str(out), "--no-progress"]
     )
     assert status == 0
-    assert sorted(p.name for p in out.iterdir()) == ["scenarios.jsonl", "trajectories.jsonl"]
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["scenarios.jsonl", "trajectories.jsonl", "trajectories.manifest.json"]
     return out
 
 
@@ -179,13 +180,15 @@ def test_the_default_mix_gives_a_small_run_an_impossible_scenario(tmp_path, caps
 # --- bad files and specs: one line, not a traceback -------------------------------------------
 
 
-def test_a_garbage_line_inside_a_resume_file_is_refused_and_kept(trajectories, capsys):
+def test_a_garbage_line_inside_a_resume_file_is_refused_and_kept(tmp_path, capsys):
+    trajectories = tmp_path / "t.jsonl"
+    argv = ["simulate", "--domain", "mock", "--out", trajectories, "--no-progress"]
+    assert run(argv, capsys)[0] == 0
     lines = trajectories.read_text().splitlines(keepends=True)
     lines.insert(1, "this is not json\n")
     trajectories.write_text("".join(lines))
     before = trajectories.read_bytes()
-    argv = ["simulate", "--domain", "mock", "--out", trajectories, "--resume", "--no-progress"]
-    status, _, err = run(argv, capsys)
+    status, _, err = run([*argv, "--resume"], capsys)
     # not the last line, so not a torn write: the file is refused, and nothing is cut
     assert status == 2 and f"{trajectories}:2: not a trajectory" in err
     assert trajectories.read_bytes() == before
@@ -287,6 +290,29 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_it(monkeypatch, capsys)
         main(["--debug", "info"])
 
 
+def test_a_write_past_the_file_size_limit_names_the_output(tmp_path):
+    resource = pytest.importorskip("resource")  # POSIX only
+
+    def one_kib_files() -> None:  # the OS then fails writes with EFBIG, naming no file
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    out = tmp_path / "run"
+    argv = ["simulate", "--domain", "mock", "--num-scenarios", "4", "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "mads_bench", *argv, "--no-progress"],
+        capture_output=True,
+        text=True,
+        env=os.environ | {"HF_HUB_OFFLINE": "1"},
+        cwd=REPO,
+        preexec_fn=one_kib_files,
+    )
+    # one line that says which output could not be written, not a bare "File too large"
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr.strip().splitlines()[-1] == f"error: File too large while writing --out {out}"
+    )
+
+
 def test_a_backend_that_never_answers_stops_the_run_resumably(tmp_path, capsys):
     import socket
 
@@ -302,3 +328,23 @@ def test_a_backend_that_never_answers_stops_the_run_resumably(tmp_path, capsys):
     assert status == 1 and err.count("connection error") == 2
     assert "stopped after 2 failed conversations in a row" in err and "--resume" in err
     assert "0 conversations written" in out_text
+    assert err.splitlines()[-1] == (
+        f"error: partial run: 8 of 8 planned conversations are not in {out} (2 failed); "
+        "rerun with --resume"
+    )
+
+
+def test_an_empty_model_folder_is_named_before_anything_runs(tmp_path, capsys):
+    empty = tmp_path / "model"
+    empty.mkdir()
+    argv = ["eval", "online", "--domain", "mock", "--assistant", f"transformers:{empty}"]
+    status, _, err = run([*argv, "--out", tmp_path / "o", "--no-progress"], capsys)
+    # before: "error: unexpected ..." from deep inside the model loader
+    assert status == 2 and f"Model folder '{empty}' holds no config.json" in error_line(err)
+
+
+def test_a_huge_scenario_count_is_refused_when_parsed(tmp_path, capsys):
+    # before: a MemoryError after minutes of generation
+    argv = ["simulate", "--num-scenarios", str(10**12), "--out", tmp_path / "o"]
+    status, _, err = run(argv, capsys)
+    assert status == 2 and "--num-scenarios: must be <= 100,000" in err

@@ -224,8 +224,12 @@ def test_resolve_known_names_and_local_paths(minilm_path, tiny_lm_path, tmp_path
     assert resolve_model("minilm") == str(minilm_path)
     assert resolve_model("tiny-lm") == str(tiny_lm_path)
     # an existing path comes back unchanged, relative or not
+    (tmp_path / "config.json").write_text("{}")
     assert resolve_model(str(tmp_path)) == str(tmp_path)
-    assert resolve_model(".") == "."
+    # a folder with no model, adapter or sentence-transformers config is no model at all
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelNotFoundError, match="holds no config.json"):
+        resolve_model(str(tmp_path / "empty"))
 
 
 def test_resolve_missing_known_name_says_how_to_fix(empty_cache):

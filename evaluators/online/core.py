@@ -316,6 +316,14 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         )
 
     lines = [head, rule, row("overall", report["overall"])]
+    if report.get("partial"):
+        ran = report["overall"]["conversations"]
+        lines[:0] = [
+            f"**Partial run**: {report['not_simulated']} of the {report['planned']} planned "
+            f"conversations did not run; the figures cover the {ran} that did (rerun with "
+            "--resume to finish it).",
+            "",
+        ]
     for name in ("by_domain", "by_complexity", "by_behavior"):
         lines += [row(f"{name[3:]}: {key}", s) for key, s in report[name].items()]
     return "\n".join(lines) + "\n"

@@ -2,10 +2,13 @@
 
 :func:`evaluate_online` simulates ``trials`` conversations per scenario into
 ``OUT/trajectories.jsonl`` with :func:`simulation.simulate_run.simulate_run` (resumable:
-nothing is duplicated or dropped after a kill), scores every conversation of the plan with
+nothing is duplicated or dropped after a kill), scores every conversation it holds with
 :func:`evaluators.online.core.conversation_outcome`, and writes ``OUT/report.json`` and
-``OUT/report.md``. A planned conversation that could not be simulated (a backend error) is
-scored as a failure with its reason, never left out.
+``OUT/report.md``. A resume under other settings is refused (the trajectories' run manifest).
+A planned conversation that could not be simulated (a backend error, a stopped run) is not
+scored as the assistant's failure: an outage is not a 0 % assistant. The report is then marked
+``partial``, with ``planned`` and ``not_simulated`` counts, and its figures cover only the
+conversations that ran; when none ran, no report is written (`OnlineRunError`).
 
 Example:
     >>> import tempfile
@@ -13,8 +16,10 @@ Example:
     >>> from mads_bench.catalog import load_domain
     >>> out = Path(tempfile.mkdtemp())
     >>> report = evaluate_online(load_domain("mock").scenarios, out, trials=2, progress=False)
-    >>> report["overall"]["success_rate"], sorted(p.name for p in out.iterdir())
-    (1.0, ['report.json', 'report.md', 'trajectories.jsonl'])
+    >>> report["overall"]["success_rate"], report["partial"]
+    (1.0, False)
+    >>> sorted(p.name for p in out.iterdir())
+    ['report.json', 'report.md', 'trajectories.jsonl', 'trajectories.manifest.json']
 """
 
 from __future__ import annotations
@@ -25,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.online.core import (
-    OnlineOutcome,
     conversation_outcome,
     render_markdown,
     score_online,
 )
+from mads_bench.errors import MadsBenchError
 from mads_bench.files import atomic_write_text
 from simulation.parallel import SimulationSettings
 from simulation.runner import trajectory_id
@@ -37,7 +42,11 @@ from simulation.simulate_run import simulate_run
 from simulation.trajectory_io import read_trajectories
 from simulation.validator.embedding import Embedder
 
-__all__ = ["evaluate_online"]
+__all__ = ["OnlineRunError", "evaluate_online"]
+
+
+class OnlineRunError(MadsBenchError):
+    """No planned conversation could be simulated: there is nothing to score."""
 
 
 def evaluate_online(
@@ -72,7 +81,12 @@ def evaluate_online(
         sage (`bool`): also count SAGE-Core failures per turn.
 
     Returns:
-        `dict`: the report of :func:`score_online`, plus ``settings`` and ``not_simulated``.
+        `dict`: the report of :func:`score_online`, plus ``settings``, ``planned``,
+        ``not_simulated``, ``partial`` and the simulation ``failures``.
+
+    Raises:
+        `ManifestMismatchError`: ``resume`` on trajectories that other settings produced.
+        `OnlineRunError`: no planned conversation ran.
     """
     settings = settings or SimulationSettings()
     out = Path(out)
@@ -90,17 +104,19 @@ def evaluate_online(
     )
     by_id = {t.id: t for t in read_trajectories(trajectories_file)}
     embedder = embedder or Embedder()
-    outcomes, missing = [], 0
-    for scenario in scenarios:
-        for trial in range(trials):
-            trajectory = by_id.get(trajectory_id(scenario.id, trial, settings.seed))
-            if trajectory is None:
-                missing += 1
-                outcomes.append(_not_simulated(scenario, trial))
-            else:
-                outcomes.append(
-                    conversation_outcome(trajectory, scenario, embedder=embedder, sage=sage)
-                )
+    outcomes = [
+        conversation_outcome(trajectory, scenario, embedder=embedder, sage=sage)
+        for scenario in scenarios
+        for trial in range(trials)
+        if (trajectory := by_id.get(trajectory_id(scenario.id, trial, settings.seed)))
+    ]
+    planned = len(scenarios) * trials
+    if not outcomes:
+        last = f" (last failure: {run.failures[-1]})" if run.failures else ""
+        raise OnlineRunError(
+            f"eval online: none of the {planned} planned conversations ran{last}; nothing to "
+            f"score: rerun with --resume once the backend answers"
+        )
     report = score_online(outcomes, resamples=resamples, seed=0)
     report["settings"] = {
         "assistant": settings.assistant,
@@ -109,22 +125,10 @@ def evaluate_online(
         "seed": settings.seed,
         "trials": trials,
     }
-    report["not_simulated"] = missing
+    report["planned"] = planned
+    report["not_simulated"] = planned - len(outcomes)
+    report["partial"] = report["not_simulated"] > 0
     report["failures"] = run.failures
     atomic_write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
     atomic_write_text(out / "report.md", render_markdown(report))
     return report
-
-
-def _not_simulated(scenario: Any, trial: int) -> OnlineOutcome:
-    return OnlineOutcome(
-        scenario_id=scenario.id,
-        trial=trial,
-        domain=scenario.domain,
-        complexity=scenario.complexity,
-        behaviors=sorted({b.kind for b in scenario.behaviors}),
-        state=False,
-        told=False,
-        ended=False,
-        reasons=["conversation: not_simulated: the run failed or stopped before it"],
-    )

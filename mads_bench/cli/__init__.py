@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from mads_bench.cli import (
     atod,
@@ -34,6 +36,7 @@ from mads_bench.cli import (
 )
 from mads_bench.cli.args import register_domain_dirs
 from mads_bench.errors import MadsBenchError
+from mads_bench.manifest import set_command
 
 COMMAND_GROUPS = (
     info,
@@ -69,18 +72,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def describe_error(error: BaseException) -> tuple[str, int]:
+# A write that fails for want of room names no file; the command's output flags say which.
+_WRITE_ERRNOS = frozenset({errno.EFBIG, errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+def _outputs(args: argparse.Namespace | None) -> list[str]:
+    """The output flags a command was given (``--out``, ``--out-*``, ``--*-out``, ``--report``)."""
+    named = []
+    for dest, value in sorted(vars(args).items()) if args is not None else ():
+        is_output = dest in ("out", "report") or dest.startswith("out_") or dest.endswith("_out")
+        if is_output and isinstance(value, (str, Path)):
+            named.append(f"--{dest.replace('_', '-')} {value}")
+    return named
+
+
+def describe_error(error: BaseException, args: argparse.Namespace | None = None) -> tuple[str, int]:
     """The one line shown for a failure, and the exit status: 2 for bad input, 1 for a bug.
+
+    Args:
+        error (`BaseException`): what the command raised.
+        args (`argparse.Namespace`, *optional*): the command's arguments; a full disk or file
+            size limit, which the OS reports without a file, is told with the output flags.
 
     Example:
         >>> describe_error(FileNotFoundError(2, "No such file or directory", "t.jsonl"))
         ('t.jsonl: No such file or directory', 2)
+        >>> describe_error(OSError(errno.EFBIG, "File too large"), argparse.Namespace(out="o"))
+        ('File too large while writing --out o', 2)
     """
     if isinstance(error, MadsBenchError):
         text, status = str(error), 2
     elif isinstance(error, OSError):
         where = f"{error.filename}: " if error.filename else ""
         text, status = f"{where}{error.strerror or error}", 2
+        outputs = _outputs(args) if error.errno in _WRITE_ERRNOS and not error.filename else []
+        if outputs:
+            text += f" while writing {', '.join(outputs)}"
     else:
         text = f"unexpected {type(error).__name__}: {error} (mads-bench --debug shows where)"
         status = 1
@@ -102,6 +129,7 @@ def _stdout_for(args: argparse.Namespace) -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    set_command(argv)  # run manifests record the command line
     try:
         register_domain_dirs(argv)  # before the parser, so a pack's name is a --domain choice
     except MadsBenchError as error:
@@ -120,6 +148,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         if args.debug:
             raise
-        text, status = describe_error(error)
+        text, status = describe_error(error, args)
         print(f"error: {text}", file=sys.stderr)
         return status

@@ -30,11 +30,12 @@ __all__ = [
     "non_negative_int",
     "positive_float",
     "positive_int",
+    "scenario_count",
     "unit_interval",
 ]
 
 
-def _integer(minimum: int) -> Callable[[str], int]:
+def _integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -42,6 +43,8 @@ def _integer(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"must be <= {maximum:,}, got {value:,}")
         return value
 
     parse.__name__ = f"int>={minimum}"
@@ -66,6 +69,8 @@ def _real(low: float, high: float, *, open_low: bool = False) -> Callable[[str],
 
 
 positive_int = _integer(1)
+scenario_count = _integer(1, 100_000)
+"""How many scenarios to generate: at most 100,000 per run (they are all held in memory)."""
 non_negative_int = _integer(0)
 positive_float = _real(0.0, math.inf, open_low=True)
 non_negative_float = _real(0.0, math.inf)

@@ -32,6 +32,7 @@ from pathlib import Path
 from mads_bench.catalog import default_domain_names, domain_names
 from mads_bench.cli.args import add_command, add_domain_dir, backend_from_flag, positive_int
 from mads_bench.cli.output import print_json
+from mads_bench.cli.simulate import no_scenarios_message
 from mads_bench.errors import UsageError
 from mads_bench.files import check_outputs
 
@@ -104,8 +105,11 @@ def run_online(args: argparse.Namespace) -> int:
     from evaluators.online import compare_reports, render_markdown
 
     if args.compare:
-        a, b = (json.loads(path.read_text(encoding="utf-8")) for path in args.compare)
-        result = compare_reports(a, b)
+        a, b = (_load_report(path) for path in args.compare)
+        try:
+            result = compare_reports(a, b)
+        except ValueError as err:
+            raise UsageError(f"--compare {args.compare[0]} {args.compare[1]}: {err}") from None
         if args.json:
             print_json(args, result)
         else:
@@ -138,6 +142,8 @@ def run_online(args: argparse.Namespace) -> int:
     settings = SimulationSettings(
         args.seed, args.user, args.assistant, args.style, RunLimits(max_turns=args.max_turns)
     )
+    if not scenarios:
+        raise UsageError(no_scenarios_message(args))
     report = evaluate_online(
         scenarios,
         args.out,
@@ -155,7 +161,37 @@ def run_online(args: argparse.Namespace) -> int:
     else:
         print(render_markdown(report), end="")
         print(f"\nwrote {args.out / 'report.json'} and {args.out / 'report.md'}", file=sys.stderr)
+    if report["partial"]:
+        print(
+            f"error: partial run: {report['not_simulated']} of {report['planned']} planned "
+            f"conversations did not run (the report covers the "
+            f"{report['planned'] - report['not_simulated']} that did); rerun with --resume",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _load_report(path: Path) -> dict:
+    """An ``eval online`` report.json for ``--compare``; anything else is a one-line error."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise UsageError(f"--compare {path}: not a JSON file ({err})") from None
+    rows = report.get("conversations") if isinstance(report, dict) else None
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and "scenario_id" in r and "success" in r for r in rows
+    ):
+        raise UsageError(
+            f"--compare {path}: not an eval online report (no 'conversations' with "
+            "scenario_id and success)"
+        )
+    if report.get("partial"):
+        raise UsageError(
+            f"--compare {path}: a partial run ({report.get('not_simulated')} of "
+            f"{report.get('planned')} conversations did not run); finish it with --resume first"
+        )
+    return report
 
 
 def _run_battery(args: argparse.Namespace) -> int:
@@ -165,7 +201,7 @@ def _run_battery(args: argparse.Namespace) -> int:
         raise UsageError("--battery plays its own assistants: drop --assistant")
     scenarios = _scenarios(args)
     if not scenarios:
-        raise UsageError("--battery: no scenarios to play")
+        raise UsageError(no_scenarios_message(args))
     table = run_battery(
         scenarios, seed=args.seed, trials=args.trials, progress=not args.no_progress
     )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from mads_bench.catalog import default_domain_names, domain_names, load_domain, load_scenario_file
-from mads_bench.cli.args import add_domain_dir, non_negative_float, positive_int
+from mads_bench.cli.args import add_domain_dir, non_negative_float, scenario_count
 from mads_bench.data_model import ToolCall
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text
@@ -40,7 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     add_domain_dir(gen)
     gen.add_argument("--domain", required=True, choices=domain_names(), help="Domain pack.")
     gen.add_argument(
-        "--num", type=positive_int, default=20, help="How many scenarios (default 20)."
+        "--num", type=scenario_count, default=20, help="How many scenarios (default 20)."
     )
     gen.add_argument("--seed", type=int, default=0, help="RNG seed (default 0).")
     gen.add_argument(

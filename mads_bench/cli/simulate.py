@@ -30,7 +30,13 @@ import sys
 from pathlib import Path
 
 from mads_bench.catalog import default_domain_names, domain_names
-from mads_bench.cli.args import add_command, add_domain_dir, backend_from_flag, positive_int
+from mads_bench.cli.args import (
+    add_command,
+    add_domain_dir,
+    backend_from_flag,
+    positive_int,
+    scenario_count,
+)
 from mads_bench.cli.scenarios import parse_mix
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
@@ -58,7 +64,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     source.add_argument("--scenarios", type=Path, help="Scenario file (YAML, JSON or JSONL).")
     parser.add_argument(
         "--num-scenarios",
-        type=positive_int,
+        type=scenario_count,
         help="Generate N scenarios (seeded by --seed) spread over the domains, instead of "
         "the hand-written ones.",
     )
@@ -161,6 +167,14 @@ def select_scenarios(args: argparse.Namespace) -> tuple[list, list]:
     return (hand_written if args.with_hand_written else []) + generated, generated
 
 
+def no_scenarios_message(args: argparse.Namespace) -> str:
+    """Why a command has nothing to run: the scenario file or the domains hold no scenario."""
+    if getattr(args, "scenarios", None):
+        return f"--scenarios {args.scenarios}: the file holds no scenario"
+    names = args.domain or default_domain_names()
+    return f"no scenario to run: domain(s) {', '.join(names)} hold none"
+
+
 def _check_args(args: argparse.Namespace) -> None:
     if args.num_scenarios is not None and args.scenarios:
         raise UsageError(
@@ -194,6 +208,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         if spec != "scripted"
     }
     scenarios, generated = select_scenarios(args)
+    if not scenarios:
+        raise UsageError(no_scenarios_message(args))
     out = output_path(args.out, shard)
     scenario_file = out.parent / (
         "scenarios.jsonl" if out.parent == args.out else f"{out.stem}.scenarios.jsonl"
@@ -227,4 +243,11 @@ def run_simulate(args: argparse.Namespace) -> int:
         f"there; executor {report.executor}, concurrency {args.concurrency})"
     )
     print(summary_tables(report.trajectories))
-    return 1 if report.failures else 0
+    if report.partial:
+        print(
+            f"error: partial run: {report.missing} of {report.planned} planned conversations "
+            f"are not in {out} ({len(report.failures)} failed); rerun with --resume",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mads_bench.datasets.build import CONFIG_NAMES
-from mads_bench.errors import MadsBenchError
+from mads_bench.errors import MadsBenchError, UsageError
 
 if TYPE_CHECKING:
     from datasets import Dataset, DatasetDict
@@ -152,5 +152,8 @@ def load_mads_dataset(
     if split is None:
         return data
     if split not in data:
-        raise ValueError(f"{path_or_hub_id}: config {config!r} has no split {split!r}")
+        raise UsageError(
+            f"{path_or_hub_id}: config {config!r} has no split {split!r} (it has "
+            f"{', '.join(data) or 'none'})"
+        )
     return data[split]

@@ -27,6 +27,7 @@ from simulation.backends.registry import (
     get_backend,
     known_prefixes,
     register_backend,
+    spec_fingerprint,
     split_spec,
 )
 from simulation.backends.transformers_backend import TransformersBackend
@@ -45,6 +46,7 @@ __all__ = [
     "known_prefixes",
     "parse_judge_answer",
     "register_backend",
+    "spec_fingerprint",
     "split_spec",
     "truncate_at_stop",
 ]

@@ -16,13 +16,13 @@ Each request also has a total `deadline` (seconds), shared by its attempts and t
 sleeps between them: when it has passed, the attempt in flight is abandoned and `BackendError`
 says "deadline of N s exceeded after K attempt(s)"; a retry whose sleep would end past it is
 not attempted. Time queued for a slot behind `max_concurrency` other requests does not count
-(a large batch would otherwise run out of time waiting its turn). The default, `timeout *
-(max_retries + 2) + backoff_max * max_retries`, is what the retries need plus one timeout of
-slack for connecting and scheduling: by default retries run as they always did, and the
-deadline only makes their bound hard (httpx's timeout applies to each read, not to the whole
-request). A server that accepts connections and never answers therefore costs `timeout *
-(max_retries + 1)` plus sleeps per request, about 5 minutes by default; `?deadline=30` or
-`?timeout=10&max_retries=1` bounds that.
+(a large batch would otherwise run out of time waiting its turn). The default is
+`max(DEFAULT_DEADLINE, timeout)`, one minute unless one attempt may take longer: a server that
+accepts connections and never answers costs one minute per request, so a conversation against
+it fails within about a minute and `--max-failures` stops the run after a few; quick failures
+(connection refused, 5xx) are still retried inside that minute. A slow server that needs more
+than a minute per reply is given `?timeout=120` (one attempt of up to two minutes) or an
+explicit `?deadline=`.
 
 Options can be given in the spec, after the URL in query-string form, which is how a command
 line that takes only a spec sets them: `openai:<model>@<base_url>?timeout=10&max_retries=2
@@ -43,7 +43,7 @@ Example:
     >>> from simulation.backends import get_backend
     >>> llm = get_backend("openai:Qwen2.5-7B@http://localhost:8000/v1", max_concurrency=16)
     >>> llm.model, llm.base_url, llm.timeout, llm.deadline
-    ('Qwen2.5-7B', 'http://localhost:8000/v1', 60.0, 480.0)
+    ('Qwen2.5-7B', 'http://localhost:8000/v1', 60.0, 60.0)
     >>> bounded = get_backend("openai:m@http://localhost/v1?timeout=10&deadline=25", timeout=30)
     >>> bounded.base_url, bounded.timeout, bounded.deadline, bounded.max_retries
     ('http://localhost/v1', 10.0, 25.0, 4)
@@ -150,6 +150,10 @@ def _parse_spec_options(where: str, query: str | None) -> dict[str, int | float]
     return options
 
 
+DEFAULT_DEADLINE = 60.0
+"""Seconds a request may take over all its attempts when no ``deadline`` is given."""
+
+
 @register_backend("openai")
 class OpenAIBackend(BaseChatBackend):
     """Chat completions from an OpenAI-compatible server, async inside, sync outside.
@@ -164,8 +168,7 @@ class OpenAIBackend(BaseChatBackend):
         max_retries (`int`): Retries after the first attempt of each request.
         timeout (`float`): Seconds before one attempt is abandoned (and maybe retried).
         deadline (`float`, *optional*): Seconds one request may take over all its attempts
-            and backoff sleeps; by default `timeout * (max_retries + 2) + backoff_max *
-            max_retries`, what the retries need with one timeout of slack.
+            and backoff sleeps; by default `max(DEFAULT_DEADLINE, timeout)` (60 s).
         api_key_env (`str`): Environment variable holding the API key.
         backoff_base (`float`): First retry delay in seconds, doubled on every retry.
         backoff_max (`float`): Upper bound on one retry delay.
@@ -234,11 +237,8 @@ class OpenAIBackend(BaseChatBackend):
         self.backoff_max = float(settings["backoff_max"])
         if "deadline" in settings:
             self.deadline = float(settings["deadline"])
-        else:
-            # one timeout more than the attempts need, so the default never cuts the last one
-            self.deadline = (
-                self.timeout * (self.max_retries + 2) + self.backoff_max * self.max_retries
-            )
+        else:  # a hung server costs a minute per request, not minutes of retries
+            self.deadline = max(DEFAULT_DEADLINE, self.timeout)
         self.token_limit_field = token_limit_field
         self.extra_body = dict(extra_body or {})
         self.tool_role = tool_role

@@ -24,6 +24,7 @@ __all__ = [
     "get_backend",
     "known_prefixes",
     "register_backend",
+    "spec_fingerprint",
     "split_spec",
 ]
 
@@ -128,6 +129,25 @@ def split_spec(spec: str) -> tuple[str, str]:
         raise TypeError(f"Backend spec must be a string, got {type(spec).__name__}: {spec!r}.")
     prefix, _, argument = spec.partition(":")
     return prefix.strip(), argument.strip()
+
+
+def spec_fingerprint(spec: str) -> str | None:
+    """What identifies the weights a local-model spec loads (``transformers:<model>``).
+
+    The fingerprint of the resolved model or adapter folder
+    (:func:`mads_bench.manifest.model_fingerprint`), so a run manifest tells a retrained
+    adapter from the one a run started with; None for remote and scripted specs.
+
+    Raises:
+        `ModelNotFoundError`: the model is not available locally.
+    """
+    prefix, name = split_spec(spec)
+    if prefix != "transformers" or not name:
+        return None
+    from mads_bench.manifest import model_fingerprint
+    from mads_bench.models import resolve_model
+
+    return model_fingerprint(resolve_model(name))
 
 
 def get_backend(spec: str, **options: Any) -> ChatBackend:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mads_bench.manifest import check_manifest, start_output
+from simulation.backends import spec_fingerprint
 from simulation.importers.apigen import (
     ImportProblem,
     build_trajectory,
@@ -94,11 +96,17 @@ def import_apigen(
 
     Raises:
         `OutputExistsError`: ``out`` exists and ``resume`` is False.
+        `ManifestMismatchError`: ``resume`` on an output another narrator or domain wrote.
         `FileNotFoundError`: an input file is missing.
     """
     narrator = narrator or ScriptedNarrator()
+    spec = str(getattr(narrator, "spec", "scripted"))
+    manifest = {"narrator": spec, "narrator model": spec_fingerprint(spec), "domain": domain_name}
+    if resume:
+        check_manifest(out, manifest)
     report = ImportReport()
     with TrajectoryWriter(out, resume=resume) as writer:
+        start_output(out, manifest, resume=resume)
         batch: list[tuple[SourceRecord, tuple]] = []
         for path in map(Path, inputs):
             for record in read_records(path):

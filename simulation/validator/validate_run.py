@@ -3,7 +3,9 @@
 Every input trajectory lands in exactly one output with its verdict (rejected ones keep
 their reasons; nothing is dropped). Without ``resume`` existing outputs are replaced, so a
 rerun gives the same files; with it, ids already in either output are skipped and a torn
-last line is cut first. A duplicate id in the input is validated once and counted.
+last line is cut first, once each output's run manifest (:mod:`mads_bench.manifest`: judge,
+embeddings, scenario set) matches this run's. A duplicate id in the input is validated once
+and counted.
 
 Example:
     >>> import tempfile
@@ -27,6 +29,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mads_bench.manifest import check_manifest, content_hash, start_output
+from simulation.backends import spec_fingerprint
 from simulation.trajectory_io import TrajectoryWriter, read_trajectories
 from simulation.validator.aggregate import NO_EMBEDDINGS, validate_trajectories  # noqa: F401
 
@@ -78,11 +82,24 @@ def validate_run(
         from mads_bench.catalog import load_all_scenarios
 
         scenarios = {s.id: s for s in load_all_scenarios(include_mock=True)}
-    if not resume:
-        for path in (Path(out_accepted), Path(out_rejected)):
+    judge_spec = getattr(judge, "spec", None) or ("rules" if judge is None else repr(judge))
+    manifest = {
+        "judge": judge_spec,
+        "judge model": spec_fingerprint(judge_spec) if judge is not None else None,
+        "embeddings": "none" if embedder is NO_EMBEDDINGS else "minilm",
+        "scenarios": content_hash(scenarios[k].model_dump_json() for k in sorted(scenarios)),
+    }
+    outputs = (Path(out_accepted), Path(out_rejected))
+    if resume:
+        for path in outputs:
+            check_manifest(path, manifest)
+    else:
+        for path in outputs:
             path.unlink(missing_ok=True)
     accepted = TrajectoryWriter(out_accepted, resume=True)
     rejected = TrajectoryWriter(out_rejected, resume=True)
+    for path in outputs:
+        start_output(path, manifest, resume=resume)
     for writer in (accepted, rejected):
         if writer.repaired_bytes:
             log(f"{writer.path}: cut a torn last line ({writer.repaired_bytes} bytes)")

@@ -16,6 +16,7 @@ import huggingface_hub.constants
 import pytest
 
 from mads_bench.datasets import HubError, load_mads_dataset, push_dataset, save_dataset
+from mads_bench.errors import UsageError
 
 TOKEN = "hf_testtokenNOTREAL0123456789"
 
@@ -50,8 +51,9 @@ def test_load_errors(saved: Path) -> None:
     # unknown config
     with pytest.raises(ValueError, match="unknown config"):
         load_mads_dataset(str(saved), "dpo")
-    # unknown split
-    with pytest.raises(ValueError, match="no split 'validation'"):
+    # unknown split: a usage error (one line from the CLI, not "unexpected ValueError") that
+    # names the splits there are
+    with pytest.raises(UsageError, match="no split 'validation' \\(it has train, test\\)"):
         load_mads_dataset(str(saved), "sft", split="validation")
     # not a local folder and offline: a Hub error that says so
     with pytest.raises(HubError, match="HF_HUB_OFFLINE"):

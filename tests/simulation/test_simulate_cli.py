@@ -4,6 +4,7 @@ concurrency (same bytes in the same order), resume, flag errors and the summary 
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from collections import Counter
@@ -95,6 +96,8 @@ def test_resume_in_a_folder_with_concurrency(tmp_path: Path) -> None:
     partial = tmp_path / "partial" / "trajectories.jsonl"
     partial.parent.mkdir()
     partial.write_text("".join(lines[:5]) + lines[5][:40])
+    manifest = "trajectories.manifest.json"  # the run manifest says which settings wrote it
+    shutil.copy(tmp_path / "full" / manifest, partial.parent / manifest)
     # resuming a torn run completes it; in-order writing makes it byte-identical
     assert run(tmp_path / "partial", *args, "--resume") == 0
     assert partial.read_bytes() == full

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from mads_bench.catalog import load_domain
 from mads_bench.cli import main
+from mads_bench.manifest import manifest_path
 from simulation.runner import simulate
 from simulation.trajectory_io import (
     TrajectoryFileError,
@@ -67,6 +69,7 @@ def test_cli_resume_neither_duplicates_nor_drops(tmp_path: Path) -> None:
     lines = full.read_text().splitlines(keepends=True)
     # an interrupted run: four records and a torn fifth
     partial.write_text("".join(lines[:4]) + lines[4][:50])
+    shutil.copy(manifest_path(full), manifest_path(partial))  # the settings that wrote it
     assert main([*args, "--out", str(partial)]) == 2  # refuses without --resume
     assert main([*args, "--out", str(partial), "--resume"]) == 0
     # same set of records, each once, byte-identical to the uninterrupted run

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evaluators.online import OnlineOutcome, compare_reports, pass_hat_k, score_online
-from evaluators.online.run import evaluate_online
+from evaluators.online.run import OnlineRunError, evaluate_online
 from mads_bench.catalog import load_all_scenarios, load_domain
 from mads_bench.cli import main
 from mads_bench.generator import generate_for_domains
@@ -16,6 +16,7 @@ from simulation.backends import FakeBackend
 from simulation.parallel import SimulationSettings
 from simulation.runner import RunLimits
 from simulation.validator.embedding import Embedder
+from tests.cli_helpers import error_line, run
 
 MOCK = {s.id: s for s in load_domain("mock").scenarios}
 
@@ -223,3 +224,70 @@ def test_a_result_number_is_told_as_a_whole_number(tmp_path, embedder, last_say,
     report = _run([scenario], tmp_path, replies=reply, embedder=embedder)
     conversation = report["conversations"][0]
     assert conversation["told"] is told, conversation["reasons"]
+
+
+def test_an_outage_is_not_scored_as_the_assistants_failure(tmp_path, embedder):
+    def reply(conversation) -> str:
+        if any("kettle" in str(m["content"]).lower() for m in conversation[1:]):
+            raise ConnectionError("the server stopped answering")
+        return _step(Action.say("All done: your request is complete. [DONE]"))
+
+    scenarios = list(MOCK.values())
+    report = _run(scenarios, tmp_path / "some", replies=reply, embedder=embedder)
+    # the conversation that never ran is counted, not scored as a 0
+    assert report["partial"] and (report["planned"], report["not_simulated"]) == (3, 1)
+    assert report["overall"]["conversations"] == 2
+    assert "kettle" not in {row["scenario_id"].split("-")[1] for row in report["conversations"]}
+    assert (tmp_path / "some" / "report.md").read_text().startswith("**Partial run**: 1 of the 3")
+
+    def down(conversation) -> str:
+        raise ConnectionError("the server stopped answering")
+
+    with pytest.raises(OnlineRunError, match="none of the 3 planned conversations ran"):
+        _run(scenarios, tmp_path / "none", replies=down, embedder=embedder)
+    assert not (tmp_path / "none" / "report.json").exists()
+
+
+def test_the_cli_exits_non_zero_on_a_run_that_stopped(tmp_path, capsys, minilm_path):
+    import socket
+
+    with socket.socket() as probe:  # a port with nothing listening: every request fails
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    spec = f"openai:m@http://127.0.0.1:{port}/v1?max_retries=0&timeout=2"
+    argv = ["eval", "online", "--assistant", spec, "--domain", "mock", "--out", tmp_path / "o"]
+    status, out, err = run([*argv, "--max-failures", "2", "--no-progress"], capsys)
+    # before: "stopped after 3 failed conversations", then a report at success 0.000, rc 0
+    assert status == 2 and "none of the 3 planned conversations ran" in err.splitlines()[-1]
+    assert "success" not in out and not (tmp_path / "o" / "report.json").exists()
+
+
+def test_compare_names_the_file_that_is_not_a_finished_report(tmp_path, capsys):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"conversations": [{"scenario_id": "a", "success": True}]}))
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"conversations": [{"scenario_id": "b", "success": True}]}))
+    text = tmp_path / "notes.txt"
+    text.write_text("not json")
+    metrics = tmp_path / "metrics.json"
+    metrics.write_text('{"f1": 0.5}')
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({"conversations": [{"scenario_id": "a", "success": False}],
+                                   "partial": True, "planned": 4, "not_simulated": 3}))  # fmt: skip
+    for path, expected in (
+        (text, f"--compare {text}: not a JSON file"),
+        (metrics, f"--compare {metrics}: not an eval online report"),
+        (partial, f"--compare {partial}: a partial run (3 of 4 conversations did not run)"),
+        (other, "share no scenario"),
+    ):
+        status, _, err = run(["eval", "online", "--compare", good, path], capsys)
+        assert status == 2 and expected in error_line(err), err
+
+
+def test_the_cli_refuses_an_empty_scenario_file(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    argv = ["eval", "online", "--assistant", "scripted", "--out", tmp_path / "o"]
+    status, _, err = run([*argv, "--scenarios", empty], capsys)
+    assert status == 2 and str(empty) in error_line(err)
+    assert not (tmp_path / "o").exists()

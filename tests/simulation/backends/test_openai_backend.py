@@ -226,9 +226,11 @@ def test_spec_options_set_the_budget_and_win_over_keywords():
     # a keyword the spec does not mention still applies
     partial = get_backend("openai:m@http://127.0.0.1:9/v1?timeout=2", max_retries=0)
     assert (partial.timeout, partial.max_retries) == (2.0, 0)
-    # default deadline: each attempt's timeout, one timeout of slack and the longest sleeps
-    assert partial.deadline == 2.0 * (0 + 2)
-    assert get_backend("openai:m@http://127.0.0.1:9/v1").deadline == 60.0 * 6 + 30.0 * 4
+    # default deadline: one minute per request (a hung server must not cost minutes of
+    # retries per conversation), or one attempt's timeout when that is longer
+    assert partial.deadline == 60.0
+    assert get_backend("openai:m@http://127.0.0.1:9/v1").deadline == 60.0
+    assert get_backend("openai:m@http://127.0.0.1:9/v1?timeout=120").deadline == 120.0
 
 
 def test_spec_options_reach_the_requests(make_backend):

@@ -11,6 +11,7 @@ from mads_bench.catalog import load_pack
 from mads_bench.cli import main as cli
 from mads_bench.loading import CatalogError
 from simulation.importers.tau2 import first_person, import_tau2
+from tests.cli_helpers import error_line, run
 
 TAU2 = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "tau2_retail"
 pytestmark = pytest.mark.skipif(not (TAU2 / "db.json").is_file(), reason="no shared τ² data")
@@ -48,6 +49,19 @@ def test_malformed_task_names_its_id(tmp_path):
     assert not (tmp_path / "pack").exists()
 
 
+def test_an_empty_task_list_is_an_error_naming_the_file(tmp_path, capsys):
+    pack = tmp_path / "pack"
+    one_task = json.loads((TAU2 / "tasks_train.json").read_text())[:1]
+    import_tau2(_source_with(one_task, tmp_path / "one"), pack)
+    before = (pack / "scenarios.yaml").read_bytes()
+    source = _source_with([], tmp_path / "src")
+    status, _, err = run(["import-tau2", "--tau2-dir", source, "--out", pack], capsys)
+    assert status == 2
+    tasks_file = source / "tasks_train.json"
+    assert error_line(err) == f"error: {tasks_file}: no tasks (an empty list); nothing to import"
+    assert (pack / "scenarios.yaml").read_bytes() == before  # the earlier import is kept
+
+
 def test_adversities_add_a_marked_unhappy_variant_per_task(tmp_path):
     tasks = json.loads((TAU2 / "tasks_train.json").read_text())[:6]
     report = import_tau2(_source_with(tasks, tmp_path / "src"), tmp_path / "pack", adversities=True)
@@ -76,3 +90,15 @@ def test_scripted_online_success_on_imported_tasks(tmp_path, capsys):
     assert report["overall"]["success_rate"] == 1.0, failed
     # the longest gold workflows (13 look-ups and writes) fit in one turn
     assert load_pack(pack).manifest.max_steps_per_turn == 15
+
+
+def test_a_pack_without_scenarios_is_refused_by_eval_online(tmp_path, capsys):
+    pack = tmp_path / "pack"
+    assert cli(["import-tau2", "--tau2-dir", str(TAU2), "--out", str(pack)]) == 0
+    (pack / "scenarios.yaml").write_text("[]\n")
+    capsys.readouterr()
+    argv = ["eval", "online", "--domain-dir", pack, "--assistant", "scripted"]
+    status, _, err = run([*argv, "--out", tmp_path / "online", "--no-progress"], capsys)
+    # before: "error: unexpected ValueError: no conversation to score"
+    assert status == 2
+    assert error_line(err) == "error: no scenario to run: domain(s) tau2_retail hold none"
