@@ -47,6 +47,30 @@ def matmul_gflops(dtype: torch.dtype, n: int = 1024, repeats: int = 20) -> float
     return 2 * n**3 * repeats / (time.perf_counter() - start) / 1e9
 
 
+def memory_gbps(megabytes: int = 512, repeats: int = 5) -> float:
+    """Measured read bandwidth in GB/s: summing a float32 tensor far larger than the caches."""
+    x = torch.ones(megabytes * 2**20 // 4)
+    x.sum()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        x.sum()
+    return x.numel() * 4 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def _decode_bytes(
+    config, steps: int, batch: int, context: int, weight_bytes: float, kv_bytes: int
+) -> float:
+    """Bytes a decode of `steps` tokens must read: every weight once per step (`weight_bytes`
+    per parameter; the tied LM head once), and each row's KV cache as it grows."""
+    h, i, kv = config.hidden_size, config.intermediate_size, config.num_key_value_heads
+    head = h // config.num_attention_heads
+    layers = config.num_hidden_layers
+    params = layers * (2 * h * h + 2 * h * kv * head + 3 * h * i) + h * config.vocab_size
+    kv_per_token = 2 * layers * kv * head * kv_bytes
+    cache = sum(batch * (context + t) * kv_per_token for t in range(steps))
+    return steps * params * weight_bytes + cache  # fmt: skip
+
+
 def _forward_flops(
     config, tokens: int, layers: int | None = None, context: int = 0, logits: int | None = None
 ) -> float:
@@ -100,9 +124,13 @@ def _bnb_seconds(profile) -> float:
     return sum(e.self_cpu_time_total for e in events if "bitsandbytes" in e.key) / 1e6
 
 
-def _sft_and_grpo(bf16: bool, gflops: float) -> list[dict]:
+def _sft_and_grpo(bf16: bool, gflops: float, gbps: float) -> list[dict]:
+    from mads_bench.training.fast_weights import RolloutWeights
+
     model = _qlora_policy(bf16)
     config = model.config
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    fast = RolloutWeights(model, dtype=dtype)  # before any eval-mode forward (see its docs)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
     ids = torch.randint(0, config.vocab_size, (1, SFT_TOKENS))
     labels = ids.clone()
@@ -131,10 +159,10 @@ def _sft_and_grpo(bf16: bool, gflops: float) -> list[dict]:
     )
     sft_total = fwd + bwd + opt
     rows = [
-        ("SFT forward", fwd, fwd_flops, sft_total),
-        ("SFT of which bitsandbytes ops (profiler self time)", bnb, None, sft_total),
-        ("SFT backward", bwd, bwd_flops, sft_total),
-        ("SFT optimizer", opt, None, sft_total),
+        ("SFT forward", fwd, fwd_flops, sft_total, None),
+        ("SFT of which bitsandbytes ops (profiler self time)", bnb, None, sft_total, None),
+        ("SFT backward", bwd, bwd_flops, sft_total, None),
+        ("SFT optimizer", opt, None, sft_total, None),
     ]
 
     model.eval()
@@ -148,6 +176,16 @@ def _sft_and_grpo(bf16: bool, gflops: float) -> list[dict]:
             )
         )  # fmt: skip
     decode = max(generate - prefill, 0.0)
+    with torch.inference_mode():
+        fast_prefill = _timed(lambda: fast.model(input_ids=prompt, logits_to_keep=1))
+        fast_generate = _timed(
+            lambda: fast.model.generate(
+                input_ids=prompt, attention_mask=torch.ones_like(prompt), do_sample=True,
+                max_new_tokens=GRPO_NEW, min_new_tokens=GRPO_NEW, pad_token_id=0,
+            )
+        )  # fmt: skip
+    fast_decode = max(fast_generate - fast_prefill, 0.0)
+    refresh = _timed(fast.refresh)
     model.train()
     sequences = torch.randint(0, config.vocab_size, (2, PROMPT_TOKENS + GRPO_NEW))
     targets = sequences.clone()
@@ -170,15 +208,36 @@ def _sft_and_grpo(bf16: bool, gflops: float) -> list[dict]:
         _forward_flops(config, PROMPT_TOKENS + GRPO_NEW)
         + 2 * _forward_flops(config, PROMPT_TOKENS + GRPO_NEW, TOP_LAYERS)
     )
+    width = 2 if bf16 else 4
+    # an ideal 4-bit kernel reads half a byte per weight (the adapter's are few)
+    bytes_4bit = _decode_bytes(config, GRPO_NEW, 2, PROMPT_TOKENS, 0.5, width)
+    bytes_copy = _decode_bytes(config, GRPO_NEW, 2, PROMPT_TOKENS, width, width)
+    fast_total = fast_prefill + fast_decode + refresh + train
     rows += [
-        ("GRPO prefill (2 x 1,350 tokens)", prefill, prefill_flops, grpo_total),
-        (f"GRPO decode (2 x {GRPO_NEW} tokens)", decode, decode_flops, grpo_total),
-        ("GRPO policy forward + backward + optimizer", train, train_flops, grpo_total),
+        ("GRPO prefill (2 x 1,350 tokens)", prefill, prefill_flops, grpo_total, None),
+        (f"GRPO decode (2 x {GRPO_NEW} tokens), 4-bit base + adapter", decode, decode_flops,
+         grpo_total, bytes_4bit),
+        ("GRPO policy forward + backward + optimizer", train, train_flops, grpo_total, None),
+        ("GRPO prefill from the merged copy", fast_prefill, prefill_flops, fast_total, None),
+        (f"GRPO decode (2 x {GRPO_NEW} tokens) from the merged copy", fast_decode,
+         decode_flops, fast_total, bytes_copy),
+        ("GRPO refresh of the merged copy (per optimizer step)", refresh, None, fast_total,
+         None),
+    ]  # fmt: skip
+    out = [
+        _row(name, seconds, flops, total, gflops, bf16, nbytes, gbps)
+        for name, seconds, flops, total, nbytes in rows
     ]
-    return [_row(name, seconds, flops, total, gflops, bf16) for name, seconds, flops, total in rows]
+    out.append({
+        "measure": "GRPO step, 4-bit generation / merged-copy generation", "unit": "x",
+        "value": grpo_total / fast_total,
+        "note": f"{grpo_total:.1f} s vs {fast_total:.1f} s, same prompt, same run "
+        "(prefill + decode + policy update; the copy's refresh included)",
+    })  # fmt: skip
+    return out
 
 
-def _evaluation(bf16: bool, gflops: float) -> list[dict]:
+def _evaluation(bf16: bool, gflops: float, gbps: float) -> list[dict]:
     from transformers import AutoModelForCausalLM
 
     dtype = torch.bfloat16 if bf16 else torch.float32
@@ -197,6 +256,7 @@ def _evaluation(bf16: bool, gflops: float) -> list[dict]:
         )  # fmt: skip
     decode = max(generate - prefill, 0.0)
     total = prefill + decode
+    width = 2 if bf16 else 4
     prefill_flops = EVAL_BATCH * _forward_flops(config, PROMPT_TOKENS, logits=1)
     decode_flops = EVAL_BATCH * sum(
         _forward_flops(config, 1, context=PROMPT_TOKENS + t) for t in range(EVAL_NEW)
@@ -205,16 +265,24 @@ def _evaluation(bf16: bool, gflops: float) -> list[dict]:
         _row(f"eval prefill ({EVAL_BATCH} x 1,350 tokens)", prefill, prefill_flops, total,
              gflops, bf16),
         _row(f"eval decode ({EVAL_BATCH} x {EVAL_NEW} tokens)", decode,
-             decode_flops, total, gflops, bf16),
+             decode_flops, total, gflops, bf16,
+             _decode_bytes(config, EVAL_NEW, EVAL_BATCH, PROMPT_TOKENS, width, width), gbps),
     ]  # fmt: skip
 
 
-def _row(name, seconds, flops, total, gflops, bf16) -> dict:
+def _row(name, seconds, flops, total, gflops, bf16, nbytes=None, gbps=None) -> dict:
+    """A stage's row; its bound is the larger of its FLOPs at the matmul rate and (when
+    `nbytes` is given) the bytes it must read at the measured bandwidth."""
     dtype = "bf16" if bf16 else "fp32"
     bound = None if flops is None else flops / (gflops * 1e9)
     note = f"{seconds / total:.0%} of the step; {dtype}"
     if bound is not None:
-        note += f"; bound {bound:.2f} s ({flops / 1e12:.2f} TFLOP at {gflops:.0f} GFLOPS)"
+        note += f"; bound {bound:.2f} s ({flops / 1e12:.2f} TFLOP at {gflops:.0f} GFLOPS"
+        if nbytes is not None:
+            memory = nbytes / (gbps * 1e9)
+            note += f"; {nbytes / 1e9:.1f} GB at {gbps:.0f} GB/s: {memory:.2f} s"
+            bound = max(bound, memory)
+        note += ")"
         return {"measure": f"{name}, measured / bound", "value": seconds / bound, "unit": "x",
                 "note": f"{seconds:.2f} s measured; {note}"}  # fmt: skip
     return {"measure": name, "value": seconds, "unit": "s", "note": note}
@@ -230,6 +298,21 @@ def run() -> list[dict]:
          "note": describe_cpu()}
         for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16))
     ]  # fmt: skip
-    rows += _sft_and_grpo(bf16, used)
-    rows += _evaluation(bf16, used)
+    gbps = memory_gbps()
+    rows.append({"measure": "memory read bandwidth", "value": gbps, "unit": "GB/s",
+                 "note": "sum over a 512 MiB float32 tensor, 2 threads"})  # fmt: skip
+    rows += _sft_and_grpo(bf16, used, gbps)
+    rows += _evaluation(bf16, used, gbps)
+    if bf16:  # what a CPU without native bf16 gets (MADS_BENCH_BF16=0)
+        fp32 = gflops[torch.float32]
+        rows += [_in_fp32(r) for r in _sft_and_grpo(False, fp32, gbps) if _is_generation(r)]
+        rows += [_in_fp32(r) for r in _evaluation(False, fp32, gbps) if _is_generation(r)]
     return rows
+
+
+def _is_generation(row: dict) -> bool:
+    return any(word in row["measure"] for word in ("decode", "generation", "refresh"))
+
+
+def _in_fp32(row: dict) -> dict:
+    return {**row, "measure": f"{row['measure']} [float32, as MADS_BENCH_BF16=0]"}

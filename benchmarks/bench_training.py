@@ -4,7 +4,9 @@ Builds a small real dataset (scripted simulation of the banking domain -> `build
 --context compact`, the demo's prompts), then runs the recipes under `accelerate launch` with
 the demo configs (`recipes/smollm2-135m/{sft,grpo}/config_demo.yaml`: QLoRA NF4 + double
 quantisation, LoRA on the top 8 of 30 layers, no gradient checkpointing, `merge_step_chains`,
-`native_bf16`) for a few steps. Side by side in the same run: SFT row by row
+`native_bf16`; GRPO rollouts from the merged copy, `rollout_weights: auto`) for a few
+steps. Side by side in the same run: GRPO generating from the trained 4-bit model
+(`rollout_weights: trained`, TRL's own generation), SFT row by row
 (`merge_step_chains false`: one step per update), SFT with LoRA on all 30 layers, SFT and GRPO
 in float32 (`MADS_BENCH_BF16=0`, what a CPU without native bf16 gets) and SFT with LoRA on the
 unquantised base (`load_in_4bit false`); the ratios say what each setting buys.
@@ -78,6 +80,11 @@ def run() -> list[dict]:
             "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo",
             "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
         )  # fmt: skip
+        grpo_trained = launch(
+            "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo_trained_rollouts",
+            "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
+            "--rollout_weights", "trained",
+        )  # fmt: skip
         grpo_fp32 = launch(
             "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo_fp32",
             "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
@@ -102,6 +109,7 @@ def run() -> list[dict]:
             sft_note.replace("QLoRA NF4", "no quantisation"),
         ),
         ("grpo", grpo, grpo_note),
+        ("grpo rollouts from the trained 4-bit model", grpo_trained, grpo_note),
         ("grpo float32", grpo_fp32, grpo_note),
     ):
         rows.append({"measure": f"{label} seconds/step (smollm2-135m)",
@@ -128,6 +136,12 @@ def run() -> list[dict]:
         "measure": "grpo step time, float32 / as configured",
         "value": grpo_fp32["seconds_per_step"] / grpo["seconds_per_step"], "unit": "x",
         "note": f"same prompts, same run; configured run in bf16: {grpo['bf16']}",
+    })  # fmt: skip
+    rows.append({
+        "measure": "grpo step time, rollouts from the trained 4-bit model / from the copy",
+        "value": grpo_trained["seconds_per_step"] / grpo["seconds_per_step"], "unit": "x",
+        "note": "same prompts, same run; `rollout_weights: trained` (TRL's own generation) vs "
+        "the default merged bf16/fp32 copy (mads_bench.training.fast_weights)",
     })  # fmt: skip
     rows.append({
         "measure": "sft step time, unquantised LoRA / QLoRA",

@@ -52,7 +52,9 @@ from mads_bench.training import (
     select_conversations,
     take_hub_settings,
 )
+from mads_bench.training.fast_weights import use_rollout_weights
 from mads_bench.training.rollout import check_reward_modes, conversation_training
+from mads_bench.training.step_rollout import StepRollout
 from rewards import get_reward_funcs
 
 logger = logging.getLogger(__name__)
@@ -89,6 +91,8 @@ def main(
         test = None
     else:
         check_reward_modes(reward_funcs, "step")
+        if use_rollout_weights(script_args.rollout_weights, training_args):
+            rollout_func = StepRollout()  # TRL's step generation, from a fast copy
         train = select_conversations(
             train, script_args.num_conversations, seed=script_args.subset_seed
         )

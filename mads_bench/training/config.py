@@ -140,6 +140,11 @@ class GRPOScriptArguments(MadsScriptArguments):
         max_step_tokens (`int`): Conversation mode: new tokens per assistant step.
         max_assistant_steps (`int`): Conversation mode: assistant steps per conversation.
         max_turns (`int`): Conversation mode: user turns per conversation.
+        rollout_weights (`str`): What generates the rollouts without vLLM: `auto` (default;
+            on CPU a plain bf16/float32 copy of the policy, the 4-bit base dequantised and the
+            adapter merged in, refreshed after each optimizer step:
+            `mads_bench.training.fast_weights`), `copy` (that copy on any device) or
+            `trained` (the trained model itself, TRL's own generation).
     """
 
     dataset_config: str | None = field(
@@ -179,6 +184,11 @@ class GRPOScriptArguments(MadsScriptArguments):
     max_turns: int = field(
         default=12, metadata={"help": "Conversation mode: user turns per conversation."}
     )
+    rollout_weights: str = field(
+        default="auto",
+        metadata={"help": "Rollouts from `auto` (a merged copy on CPU), `copy` or `trained`.",
+                  "choices": ["auto", "copy", "trained"]},
+    )  # fmt: skip
 
 
 def check_recipe_args(script_args: MadsScriptArguments, model_args: ModelConfig) -> None:

@@ -415,13 +415,23 @@ def play_rollouts(
 
 
 class HFPolicy:
-    """Batched sampling with the trainer's model (TRL's own non-vLLM generation settings),
-    each row stopping at ``</action>`` or the end of message."""
+    """Batched sampling with TRL's own non-vLLM generation settings, each row stopping at
+    ``</action>`` or the end of message.
 
-    def __init__(self, trainer: Any) -> None:
-        self.trainer = trainer
+    Args:
+        trainer: The `GRPOTrainer` (generation config, tokenizer, model).
+        weights (`RolloutWeights`, *optional*): Generate from this copy of the policy
+            (refreshed after each optimizer step) instead of the trained model.
+        stop_strings (`Sequence[str]`): Where a row stops besides EOS.
+    """
+
+    def __init__(
+        self, trainer: Any, weights: Any = None, stop_strings: Sequence[str] = (STOP,)
+    ) -> None:
+        self.trainer, self.weights, self.stop_strings = trainer, weights, list(stop_strings)
 
     def __call__(self, contexts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
+        import contextlib
         import copy
 
         import torch
@@ -437,18 +447,19 @@ class HFPolicy:
         mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts])
         config = copy.deepcopy(trainer.generation_config)
         config.max_new_tokens = max_new_tokens
-        config.stop_strings = [STOP]
+        config.stop_strings = self.stop_strings or None
         device = trainer.accelerator.device
-        with (
-            unwrap_model_for_generation(
+        if self.weights is not None:
+            context = contextlib.nullcontext(self.weights.model_for(trainer.state.global_step))
+        else:
+            context = unwrap_model_for_generation(
                 trainer.model_wrapped,
                 trainer.accelerator,
                 gather_deepspeed3_params=trainer.args.ds3_gather_for_generation,
                 generation_kwargs=trainer.generation_kwargs,
                 gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs,
-            ) as model,
-            torch.no_grad(),
-        ):
+            )
+        with context as model, torch.no_grad():
             output = model.generate(
                 input_ids=ids.to(device),
                 attention_mask=mask.to(device),
@@ -492,6 +503,8 @@ class ConversationRollout:
         sage (`bool`): Count SAGE-Core failures per turn (for the ``sage_turns`` reward).
         policy (`Policy`, *optional*): Replaces the trainer's model (tests); default
             `HFPolicy` of the trainer.
+        fast_weights (`bool`): Without vLLM, generate from a `RolloutWeights` copy of the
+            policy (`mads_bench.training.fast_weights`) instead of the trained model.
     """
 
     def __init__(
@@ -502,9 +515,11 @@ class ConversationRollout:
         user: str = "scripted",
         sage: bool = True,
         policy: Policy | None = None,
+        fast_weights: bool = False,
     ) -> None:
         self.scenarios, self.limits, self.user, self.sage = scenarios, limits, user, sage
-        self.policy = policy
+        self.policy, self.fast_weights = policy, fast_weights
+        self._weights: Any = None
         self._chat: ChatTokens | None = None
         self._user_backend: Any = None
         self._embedder: Any = None
@@ -538,7 +553,11 @@ class ConversationRollout:
                 self._user_backend = get_backend(self.user)
             self._embedder = Embedder()
         vllm = getattr(trainer, "use_vllm", False)
-        policy = self.policy or (VLLMPolicy(trainer) if vllm else HFPolicy(trainer))
+        if self.fast_weights and not vllm and self._weights is None and self.policy is None:
+            from mads_bench.training.fast_weights import RolloutWeights
+
+            self._weights = RolloutWeights(trainer.model)
+        policy = self.policy or (VLLMPolicy(trainer) if vllm else HFPolicy(trainer, self._weights))
         rollouts = play_rollouts(
             entries, policy, self._chat, self.limits, user=self.user,
             user_backend=self._user_backend, still_playing=_rounds_in_step(trainer),
@@ -604,10 +623,13 @@ def conversation_training(
         max_assistant_steps=script_args.max_assistant_steps,
         run=RunLimits(max_turns=script_args.max_turns),
     )
+    from mads_bench.training.fast_weights import use_rollout_weights
+
     sage = any(getattr(f, "__name__", "") == "sage_turns_reward" for f in reward_funcs)
     rollout = ConversationRollout(
-        {s.id: s for s in scenarios}, limits, user=script_args.rollout_user, sage=sage
-    )
+        {s.id: s for s in scenarios}, limits, user=script_args.rollout_user, sage=sage,
+        fast_weights=use_rollout_weights(script_args.rollout_weights, training_args),
+    )  # fmt: skip
     return rows, rollout
 
 
