@@ -4,11 +4,14 @@ The model name goes through `mads_bench.models.resolve_model` only (`tiny-lm`,
 `smollm2-135m`, a local folder, or a Hub id already in the local cache); nothing is
 downloaded. A LoRA adapter folder written by the recipes is merged into its base first
 (`mads_bench.adapters.load_for_inference`: the exact QLoRA policy, dequantised). Model and
-tokenizer are loaded once, at first use. Generation is batched (`batch_size` conversations
-per forward pass, left padding with attention masks, inputs sorted by length to waste less
-padding), greedy when `temperature == 0`, otherwise sampled from a torch RNG seeded by `seed`
-inside `torch.random.fork_rng`, so the global RNG is left untouched. The same seed, inputs and
-`batch_size` give the same replies on one machine.
+tokenizer are loaded once, at first use. Generation is continuously batched
+(`mads_bench.decoding.DecodeEngine`): up to `batch_size` rows decode together, a row leaves
+the batch as soon as it ends (end of message, a stop string, `max_new_tokens`) and a waiting
+prompt takes its place at the next step, so no reply waits for a longer one. Greedy when
+`temperature == 0`; otherwise each prompt samples from its own torch generator drawn from
+`seed` (`mads_bench.decoding.row_generators`), so the global RNG is left untouched and the same
+seed and inputs give the same replies whichever other prompts share the steps (up to
+floating-point differences between batch shapes).
 
 Precision (`dtype="auto"`, the default): a float32 checkpoint generates in bf16 where the
 device runs bf16 natively (`mads_bench.precision.native_bf16`; avx512_bf16/AMX CPUs), in float32
@@ -16,11 +19,12 @@ elsewhere. Measured on a 2-core Zen 5 with SmolLM2-135M on 8 held-out demo steps
 prompts, 192 new tokens, batch 4): 9.05 s per step in float32, 6.35 s in bf16. (transformers'
 static KV cache measured no faster there, 6.50 vs 6.46 s per step, so the default cache stays.)
 
-Calls from several threads share the model: greedy calls with the same settings that arrive
-while the model is busy (or within 20 ms of each other, once more than one thread uses the
-backend) are generated as one batch. So conversations simulated with `--concurrency C` run
-their steps as one padded `generate` call instead of C sequential ones. Greedy replies then
-depend on which prompts share a batch only through padding (rare near-ties of the argmax).
+Calls from several threads share one engine: a conversation's prompt joins the rows already
+decoding, and whichever caller holds the model steps every row. So conversations simulated
+with `--concurrency C` decode up to C rows per forward pass, and one that finishes its reply
+moves on (its user and tool turns) while the others decode. Greedy replies depend on which
+rows share a step only through padding (rare near-ties of the argmax; none in float32 on the
+tests' prompts).
 
 Example:
     >>> from simulation.backends import get_backend
@@ -32,8 +36,6 @@ Example:
 from __future__ import annotations
 
 import threading
-import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from simulation.backends.base import BackendError, BaseChatBackend
@@ -42,21 +44,11 @@ from simulation.backends.registry import ChatMessage, register_backend, split_sp
 if TYPE_CHECKING:
     import torch
 
+    from mads_bench.decoding import DecodeEngine, DecodeResult
+
 __all__ = ["TransformersBackend"]
 
 _EXPECTED = "'transformers:<model>' with a model name (tiny-lm, smollm2-135m) or a local path"
-_GATHER_SECONDS = 0.02
-
-
-@dataclass
-class _Request:
-    """One caller's prompts waiting for the model, and where its replies go."""
-
-    prompts: list[str]
-    key: tuple
-    replies: list[str] = field(default_factory=list)
-    error: BaseException | None = None
-    done: threading.Event = field(default_factory=threading.Event)
 
 
 @register_backend("transformers")
@@ -103,10 +95,10 @@ class TransformersBackend(BaseChatBackend):
         self._model: Any = None
         self._tokenizer: Any = None
         self._load_lock = threading.Lock()
-        self._generate_lock = threading.Lock()  # one forward pass at a time per model
-        self._queue: list[_Request] = []  # prompts of concurrent callers, batched together
-        self._queue_lock = threading.Lock()
-        self._callers: set[int] = set()  # threads that have called generate
+        self._engine: DecodeEngine | None = None  # rows of every caller decode together
+        self._step_lock = threading.Lock()  # one decoding step at a time per model
+        self._finished: dict[int, DecodeResult] = {}  # by ticket, until its caller takes it
+        self._failed: dict[int, BaseException] = {}
 
     def load(self) -> None:
         """Load model and tokenizer now (otherwise done at the first `generate`).
@@ -144,6 +136,20 @@ class TransformersBackend(BaseChatBackend):
                 model.to(inference_dtype(self.device, checkpoint=model.dtype))
             self._tokenizer, self._model = tokenizer, model
 
+    def _engine_for_model(self) -> DecodeEngine:
+        from mads_bench.decoding import DecodeEngine
+
+        if self._engine is None:
+            config = self._model.generation_config
+            eos = config.eos_token_id if config is not None else None
+            eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+            eos_ids.add(self._tokenizer.eos_token_id)
+            self._engine = DecodeEngine(
+                self._model, eos_ids=sorted(i for i in eos_ids if i is not None),
+                tokenizer=self._tokenizer, max_batch=self.batch_size,
+            )  # fmt: skip
+        return self._engine
+
     def _generate(
         self,
         conversations: list[list[ChatMessage]],
@@ -153,109 +159,43 @@ class TransformersBackend(BaseChatBackend):
         seed: int | None,
         stop: list[str],
     ) -> list[str]:
+        from mads_bench.decoding import row_generators
+
         self.load()
-        prompts = [
+        texts = [
             self._tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=False)
             for c in conversations
         ]
-        # Greedy calls with the same settings from other threads (conversations simulated
-        # at the same time) join one batch; a sampled call keeps its own seed, so it runs alone.
-        key = (max_new_tokens, temperature, seed if temperature > 0 else None, tuple(stop))
-        request = _Request(prompts, key)
-        with self._queue_lock:
-            self._callers.add(threading.get_ident())
-            self._queue.append(request)
-            shared = temperature == 0 and len(self._callers) > 1
-        while not request.done.is_set():
-            with self._generate_lock:
-                if request.done.is_set():
-                    break
-                if shared:
-                    self._gather(len(prompts))
-                self._run_queued(request.key)
-        if request.error is not None:
-            raise request.error
-        return request.replies
+        prompts = self._tokenizer(texts, add_special_tokens=False).input_ids
+        engine = self._engine_for_model()
+        sampled = temperature > 0
+        generators = row_generators(seed, len(prompts)) if sampled else [None] * len(prompts)
+        tickets = [
+            engine.submit(prompt, max_new_tokens=max_new_tokens, stop_strings=stop,
+                          temperature=temperature, generator=generator)
+            for prompt, generator in zip(prompts, generators, strict=True)
+        ]  # fmt: skip
+        results = self._run_until_done(set(tickets))
+        return [
+            self._tokenizer.decode(results[t].tokens, skip_special_tokens=True) for t in tickets
+        ]
 
-    def _gather(self, have: int) -> None:
-        # Wait a moment for the other conversations to reach the model too (their user and
-        # tool steps take milliseconds; a forward pass takes far longer).
-        deadline = time.monotonic() + _GATHER_SECONDS
-        while time.monotonic() < deadline:
-            with self._queue_lock:
-                if sum(len(r.prompts) for r in self._queue) >= self.batch_size:
-                    return
-            time.sleep(_GATHER_SECONDS / 10)
-
-    def _run_queued(self, key: tuple) -> None:
-        """Generate for every queued request with ``key`` (the caller's), in batches."""
-        with self._queue_lock:
-            batch = [r for r in self._queue if r.key == key]
-            self._queue = [r for r in self._queue if r.key != key]
-        max_new_tokens, temperature, seed, stop = key
-        prompts = [p for r in batch for p in r.prompts]
-        try:
-            replies = self._generate_sorted(prompts, max_new_tokens, temperature, seed, list(stop))
-        except BaseException as error:  # every waiting caller gets the failure, not a hang
-            for request in batch:
-                request.error = error
-                request.done.set()
-            raise
-        start = 0
-        for request in batch:
-            request.replies = replies[start : start + len(request.prompts)]
-            start += len(request.prompts)
-            request.done.set()
-
-    def _generate_sorted(
-        self,
-        prompts: list[str],
-        max_new_tokens: int,
-        temperature: float,
-        seed: int | None,
-        stop: list[str],
-    ) -> list[str]:
-        lengths = [len(ids) for ids in self._tokenizer(prompts, add_special_tokens=False).input_ids]
-        order = sorted(range(len(prompts)), key=lambda i: lengths[i])
-        replies: list[str] = [""] * len(prompts)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            chunk_seed = None if seed is None else seed + start
-            texts = self._generate_batch(
-                [prompts[i] for i in chunk], max_new_tokens, temperature, chunk_seed, stop
-            )
-            for i, text in zip(chunk, texts, strict=True):
-                replies[i] = text
-        return replies
-
-    def _generate_batch(
-        self,
-        prompts: list[str],
-        max_new_tokens: int,
-        temperature: float,
-        seed: int | None,
-        stop: list[str],
-    ) -> list[str]:
-        import torch
-
-        encoded = self._tokenizer(
-            prompts, return_tensors="pt", padding=True, add_special_tokens=False
-        ).to(self._model.device)
-        settings: dict[str, Any] = {
-            "max_new_tokens": max_new_tokens,
-            "pad_token_id": self._tokenizer.pad_token_id,
-        }
-        if temperature > 0:
-            settings.update(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
-        else:
-            settings.update(do_sample=False)
-        if stop:
-            # Lets finished rows stop early; the text is still cut by `truncate_at_stop`.
-            settings.update(stop_strings=stop, tokenizer=self._tokenizer)
-        devices = [self._model.device] if self._model.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices), torch.inference_mode():
-            if seed is not None:
-                torch.manual_seed(seed)
-            output = self._model.generate(**encoded, **settings)
-        new_tokens = output[:, encoded["input_ids"].shape[1] :]
-        return self._tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+    def _run_until_done(self, tickets: set[int]) -> dict[int, DecodeResult]:
+        """Step the shared engine (any caller steps everyone's rows) until `tickets` finish."""
+        engine = self._engine
+        while True:
+            with self._step_lock:
+                if tickets <= self._finished.keys():
+                    return {t: self._finished.pop(t) for t in tickets}
+                failed = tickets & self._failed.keys()
+                if failed:
+                    error = self._failed[next(iter(failed))]
+                    for ticket in tickets:
+                        self._failed.pop(ticket, None)
+                        self._finished.pop(ticket, None)
+                    raise error
+                try:
+                    self._finished.update(engine.step())
+                except BaseException as error:  # every waiting caller gets it, not a hang
+                    for ticket in engine.cancel_all():
+                        self._failed[ticket] = error

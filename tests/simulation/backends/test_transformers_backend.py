@@ -1,4 +1,4 @@
-"""`transformers:<model>`: lazy loading, batching with left padding, seeding, stop strings."""
+"""`transformers:<model>`: lazy loading, continuous batching, seeding, stop strings."""
 
 import pytest
 
@@ -73,55 +73,39 @@ def test_stop_string_truncates_the_same_sample(tiny):
     assert cut == full[: full.index(marker)]
 
 
-def test_batches_are_left_padded_with_attention_masks(tiny, monkeypatch):
-    seen = []
-    original = tiny._model.generate
+def _count_steps(tiny, monkeypatch) -> list[int]:
+    """Spy on the shared engine: rows decoding at each step."""
+    engine = tiny._engine_for_model()
+    widths, original = [], engine._decode_step
 
-    def spy(**inputs):
-        seen.append(inputs)
-        return original(**inputs)
+    def spy(finished):
+        widths.append(engine.active_rows)
+        return original(finished)
 
-    monkeypatch.setattr(tiny._model, "generate", spy)
-    tiny.complete(PROMPTS, max_new_tokens=2)
-    inputs = seen[0]
-    mask, ids = inputs["attention_mask"], inputs["input_ids"]
-    # one forward batch for three prompts of different lengths
-    assert len(seen) == 1 and ids.shape[0] == 3
-    # every row ends with real tokens; padding (mask 0) only on the left
-    assert bool(mask[:, -1].all())
-    shortest = int(mask.sum(dim=1).argmin())
-    assert mask[shortest, 0] == 0 and ids[shortest, 0] == tiny._tokenizer.pad_token_id
+    monkeypatch.setattr(engine, "_decode_step", spy)
+    return widths
 
 
-def test_batch_size_splits_and_order_is_restored(tiny, monkeypatch):
-    batches = []
-
-    def fake_batch(prompts, *args):
-        batches.append(len(prompts))
-        return prompts  # the reply is its chat-templated prompt
-
-    monkeypatch.setattr(tiny, "batch_size", 2)
-    monkeypatch.setattr(tiny, "_generate_batch", fake_batch)
+def test_at_most_batch_size_rows_decode_together_and_order_is_kept(tiny, monkeypatch):
+    tiny.load()
+    widths = _count_steps(tiny, monkeypatch)
     prompts = ["long " * 9 + "A", "B", "mid " * 3 + "C", "D", "E"]
-    replies = tiny.complete(prompts)
-    # 5 prompts in batches of at most 2 (sorted by length internally)
-    assert sorted(batches) == [1, 2, 2]
-    # each reply still lands at its prompt's position
-    assert all(f"user\n{p}<|im_end|>" in r for p, r in zip(prompts, replies, strict=True))
+    expected = [tiny.complete([p], max_new_tokens=4)[0] for p in prompts]
+    widths.clear()
+    monkeypatch.setattr(tiny._engine, "max_batch", 2)
+    # five prompts, two slots: rows wait, join as others leave, and land in their own place
+    assert tiny.complete(prompts, max_new_tokens=4) == expected
+    assert max(widths) == 2 and len(widths) > 4
 
 
-def test_concurrent_greedy_calls_share_batches(tiny, monkeypatch):
+def test_concurrent_calls_decode_in_the_same_steps(tiny, monkeypatch):
     import threading
 
-    batches, started = [], threading.Barrier(6)
-
-    def echo(prompts, *args):
-        batches.append(len(prompts))
-        return prompts  # the reply is its chat-templated prompt: routing is visible
-
+    tiny.load()
     prompts = [f"Customer {i}: where is order A-{1000 + i}?" for i in range(6)]
-    monkeypatch.setattr(tiny, "_generate_batch", echo)
-    replies = [None] * 6
+    alone = [tiny.complete([p], max_new_tokens=8)[0] for p in prompts]
+    widths = _count_steps(tiny, monkeypatch)
+    started, replies = threading.Barrier(6), [None] * 6
 
     def conversation(i: int) -> None:
         started.wait()  # six conversations reach the model at the same point
@@ -133,24 +117,32 @@ def test_concurrent_greedy_calls_share_batches(tiny, monkeypatch):
     for thread in threads:
         thread.join(timeout=60)
     assert not any(thread.is_alive() for thread in threads)  # nobody left waiting
-    # fewer forward passes than callers, every prompt generated once, each reply its own
-    assert len(batches) < 6 and sum(batches) == 6
-    assert all(f"user\n{p}<|im_end|>" in r for p, r in zip(prompts, replies, strict=True))
+    # fewer decoding steps than six one-row calls would take, and each reply its own
+    assert max(widths) > 1 and len(widths) < 6 * 8
+    assert replies == alone
 
 
-def test_a_failed_shared_batch_reaches_every_caller(tiny, monkeypatch):
-    def broken(prompts, *args):
+def test_a_failed_step_reaches_every_caller(tiny, monkeypatch):
+    tiny.load()
+    engine = tiny._engine_for_model()
+
+    def broken(finished):
         raise RuntimeError("device lost")
 
-    monkeypatch.setattr(tiny, "_generate_batch", broken)
+    monkeypatch.setattr(engine, "_decode_step", broken)
     with pytest.raises(RuntimeError, match="device lost"):
-        tiny.complete(["x"], max_new_tokens=4)
-    assert tiny._queue == []  # nothing left waiting for a model that failed
+        tiny.complete(["x", "y"], max_new_tokens=4)
+    # nothing left waiting for a model that failed, and nothing left over for later calls
+    assert engine.idle and tiny._failed == {} and tiny._finished == {}
+    monkeypatch.undo()
+    assert len(tiny.complete(["x"], max_new_tokens=2)) == 1
 
 
 @pytest.mark.slow
 def test_smollm2_answers_sensibly_and_batching_matches_one_by_one():
-    backend = get_backend("transformers:smollm2-135m", batch_size=4)
+    # float32: in bf16 a padded row's sums round differently, and greedy replies of a 135M
+    # model part ways at near-ties (seen on an AMX Xeon, before and after continuous batching)
+    backend = get_backend("transformers:smollm2-135m", batch_size=4, dtype="float32")
     questions = ["What is the capital of France?", "Name a primary colour.", "What is 2 + 2?"]
     batched = backend.complete(questions, max_new_tokens=16)
     # a 135M instruct model knows the capital of France

@@ -1,0 +1,418 @@
+"""Continuous batching for a Hugging Face causal LM: no row waits for another.
+
+`model.generate` runs a padded batch until its longest row stops, and a request that arrives
+meanwhile waits for the whole batch. `DecodeEngine` keeps up to `max_batch` rows decoding
+together in one `transformers.DynamicCache` instead:
+
+- a new request is prefilled alone (no padding, so its prompt is computed exactly as in
+  unbatched generation) and merged into the running batch, the shorter side left-padded in
+  the cache and masked out; each row keeps its own position ids, so padding changes nothing
+  but the shapes the kernels see;
+- a row leaves as soon as it emits an EOS id, its decoded text contains a stop string, or it
+  reaches its `max_new_tokens` (its cache rows are dropped), and a waiting request takes the
+  free slot at the next step;
+- cache columns that are padding in every remaining row are trimmed away.
+
+Greedy when a row's `temperature == 0`; otherwise it samples with its own `torch.Generator`
+(temperature, then nucleus `top_p`), so a row's sample does not depend on which other rows
+share its steps. Log-probabilities, when asked for, are those of the chosen tokens under
+`log_softmax(logits / temperature)` (plain logits for greedy rows), before `top_p` filtering:
+what a policy-gradient loss recomputes from a forward pass.
+
+`decode` runs a list of prompts to completion; `DecodeEngine.submit` + `step` let requests
+join while it runs (`submit` may be called from any thread while one thread calls `step`).
+
+Example:
+    >>> out = decode(model, [[1, 2, 3], [4]], max_new_tokens=8, eos_ids=[2])  # doctest: +SKIP
+    >>> [r.finish_reason for r in out]  # doctest: +SKIP
+    ['length', 'eos']
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from transformers import DynamicCache
+from transformers.cache_utils import DynamicLayer
+
+__all__ = ["DecodeEngine", "DecodeResult", "decode", "row_generators"]
+
+
+@dataclass
+class DecodeResult:
+    """What one request generated.
+
+    Attributes:
+        tokens (`list[int]`): The new token ids, the EOS id that ended the row included.
+        finish_reason (`str`): `"eos"`, `"stop"` (a stop string completed) or `"length"`.
+        logprobs (`list[float] | None`): Log-probability of each token (see the module
+            docstring), or `None` unless asked for.
+    """
+
+    tokens: list[int]
+    finish_reason: str
+    logprobs: list[float] | None = None
+
+
+@dataclass
+class _Row:
+    """One request: its settings and what it has generated so far."""
+
+    ticket: int
+    prompt: list[int]
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    stop_strings: tuple[str, ...]
+    generator: torch.Generator | None
+    want_logprobs: bool
+    tokens: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    finish_reason: str | None = None
+
+    def result(self) -> DecodeResult:
+        logprobs = self.logprobs if self.want_logprobs else None
+        return DecodeResult(self.tokens, self.finish_reason or "length", logprobs)
+
+
+def row_generators(seed: int | torch.Generator | None, count: int) -> list[torch.Generator]:
+    """One CPU generator per row, seeded from `seed` (so rows draw independent streams).
+
+    Args:
+        seed (`int | torch.Generator | None`): A seed, a generator to draw the row seeds
+            from, or `None` for fresh nondeterministic seeds. The global RNG is not touched.
+        count (`int`): How many rows.
+
+    Returns:
+        `list[torch.Generator]`: Row `i`'s generator depends only on `seed` and `i`.
+
+    Example:
+        >>> first, _ = row_generators(7, 2)
+        >>> alone = row_generators(7, 1)[0]
+        >>> torch.rand(1, generator=first).item() == torch.rand(1, generator=alone).item()
+        True
+    """
+    if seed is None:
+        seed = torch.Generator().seed()  # nondeterministic, leaves the global RNG alone
+    source = seed if isinstance(seed, torch.Generator) else torch.Generator().manual_seed(seed)
+    seeds = torch.randint(0, 2**62, (count,), generator=source).tolist()
+    return [torch.Generator().manual_seed(s) for s in seeds]
+
+
+class DecodeEngine:
+    """A continuous batch over one causal LM: `submit` requests, call `step` until idle.
+
+    Args:
+        model: A Hugging Face causal LM whose forward takes `cache`, `position_ids` and
+            `logits_to_keep` (Llama-style models in transformers 5) with full-attention layers.
+        eos_ids (`Sequence[int]`): Token ids that end a row (kept as its last token).
+        tokenizer (*optional*): Decodes the tail of a row to check its stop strings; needed
+            only for requests with stop strings.
+        max_batch (`int`): Most rows decoding at once; later requests wait for a free slot.
+
+    Example:
+        >>> engine = DecodeEngine(model, eos_ids=[2], max_batch=4)  # doctest: +SKIP
+        >>> ticket = engine.submit([1, 5, 9], max_new_tokens=4)  # doctest: +SKIP
+        >>> while not engine.idle:  # doctest: +SKIP
+        ...     done = engine.step()  # {ticket: DecodeResult} of the rows that finished
+    """
+
+    def __init__(
+        self, model: Any, *, eos_ids: Sequence[int], tokenizer: Any = None, max_batch: int = 8
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        self.model = model
+        self.eos_ids = frozenset(int(i) for i in eos_ids)
+        self.tokenizer = tokenizer
+        self.max_batch = max_batch
+        self._waiting: deque[_Row] = deque()
+        self._lock = threading.Lock()  # guards `_waiting` and the ticket counter
+        self._next_ticket = 0
+        self._reset_batch()
+
+    def _reset_batch(self) -> None:
+        self._rows: list[_Row] = []
+        self._cache: DynamicCache | None = None
+        self._mask: torch.Tensor | None = None  # [rows, cached columns], 0 on padding
+        self._positions: torch.Tensor | None = None  # [rows], position of the pending token
+        self._pending: torch.Tensor | None = None  # [rows], last chosen token, not yet cached
+
+    @property
+    def idle(self) -> bool:
+        """Whether no request is running or waiting."""
+        with self._lock:
+            return not self._rows and not self._waiting
+
+    @property
+    def active_rows(self) -> int:
+        """How many rows are decoding now."""
+        return len(self._rows)
+
+    def submit(
+        self,
+        prompt: Sequence[int],
+        *,
+        max_new_tokens: int,
+        stop_strings: Sequence[str] = (),
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        generator: torch.Generator | None = None,
+        return_logprobs: bool = False,
+    ) -> int:
+        """Queue one prompt; it joins the batch at a coming `step`. Safe from any thread.
+
+        Args:
+            prompt (`Sequence[int]`): Token ids (at least one).
+            max_new_tokens (`int`): At most this many new tokens.
+            stop_strings (`Sequence[str]`): The row ends once its decoded text contains one.
+            temperature (`float`): 0 for greedy, else the sampling temperature.
+            top_p (`float`): Nucleus sampling mass (1.0: off); ignored when greedy.
+            generator (`torch.Generator`, *optional*): CPU generator the row samples from;
+                a fresh unseeded one when `None`.
+            return_logprobs (`bool`): Record each token's log-probability.
+
+        Returns:
+            `int`: The ticket under which `step` reports the result.
+
+        Raises:
+            `ValueError`: On an empty prompt, `max_new_tokens < 1`, a negative temperature, a
+                `top_p` outside (0, 1], or stop strings without a tokenizer.
+        """
+        if not prompt:
+            raise ValueError("prompt must hold at least one token id")
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if temperature < 0 or not 0 < top_p <= 1:
+            raise ValueError(f"need temperature >= 0 and 0 < top_p <= 1, got {temperature}/{top_p}")
+        stops = tuple(s for s in stop_strings if s)
+        if stops and self.tokenizer is None:
+            raise ValueError("stop strings need a tokenizer")
+        if temperature > 0 and generator is None:
+            generator = row_generators(None, 1)[0]
+        with self._lock:
+            ticket = self._next_ticket
+            self._next_ticket += 1
+            self._waiting.append(
+                _Row(ticket, list(prompt), max_new_tokens, float(temperature), float(top_p),
+                     stops, generator, return_logprobs)
+            )  # fmt: skip
+        return ticket
+
+    def step(self) -> dict[int, DecodeResult]:
+        """Admit waiting requests into free slots, then decode one token for every row.
+
+        Returns:
+            `dict[int, DecodeResult]`: The requests that finished during this step.
+        """
+        finished: dict[int, DecodeResult] = {}
+        with torch.inference_mode():
+            while len(self._rows) < self.max_batch:
+                with self._lock:
+                    row = self._waiting.popleft() if self._waiting else None
+                if row is None:
+                    break
+                self._admit(row, finished)
+            if self._rows:
+                self._decode_step(finished)
+        return finished
+
+    def cancel_all(self) -> list[int]:
+        """Drop every running and waiting request (e.g. after a failed step).
+
+        Returns:
+            `list[int]`: Their tickets.
+        """
+        with self._lock:
+            tickets = [r.ticket for r in self._rows] + [r.ticket for r in self._waiting]
+            self._waiting.clear()
+            self._reset_batch()
+        return tickets
+
+    def _admit(self, row: _Row, finished: dict[int, DecodeResult]) -> None:
+        device = self.model.device
+        cache = DynamicCache(config=self.model.config)
+        ids = torch.tensor([row.prompt], device=device)
+        output = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
+        token = self._choose([row], output.logits[:, -1, :])[0]
+        if self._record(row, token):
+            finished[row.ticket] = row.result()
+            return
+        length = len(row.prompt)
+        mask = torch.ones(1, length, dtype=torch.long, device=device)
+        pending = torch.tensor([token], device=device)
+        position = torch.tensor([length], device=device)
+        if self._cache is None:
+            self._cache, self._mask, self._pending, self._positions = cache, mask, pending, position
+        else:
+            self._merge(cache, mask)
+            self._pending = torch.cat([self._pending, pending])
+            self._positions = torch.cat([self._positions, position])
+        self._rows.append(row)
+
+    def _merge(self, cache: DynamicCache, mask: torch.Tensor) -> None:
+        """Append a one-row cache to the batch's, left-padding the shorter of the two."""
+        width = max(self._mask.shape[1], mask.shape[1])
+        for mine, theirs in zip(self._cache.layers, cache.layers, strict=True):
+            if type(mine) is not DynamicLayer or type(theirs) is not DynamicLayer:
+                raise NotImplementedError("only full-attention DynamicLayer caches are merged")
+            mine.keys = torch.cat([_left_pad(mine.keys, width), _left_pad(theirs.keys, width)])
+            mine.values = torch.cat(
+                [_left_pad(mine.values, width), _left_pad(theirs.values, width)]
+            )
+        self._mask = torch.cat([_left_pad(self._mask, width), _left_pad(mask, width)])
+
+    def _decode_step(self, finished: dict[int, DecodeResult]) -> None:
+        ones = torch.ones(len(self._rows), 1, dtype=self._mask.dtype, device=self._mask.device)
+        self._mask = torch.cat([self._mask, ones], dim=1)
+        output = self.model(
+            input_ids=self._pending[:, None],
+            attention_mask=self._mask,
+            position_ids=self._positions[:, None],
+            cache=self._cache,
+            use_cache=True,
+        )
+        tokens = self._choose(self._rows, output.logits[:, -1, :])
+        keep = [i for i, (row, token) in enumerate(zip(self._rows, tokens, strict=True))
+                if not self._record(row, token)]  # fmt: skip
+        for row in self._rows:
+            if row.finish_reason is not None:
+                finished[row.ticket] = row.result()
+        self._pending = torch.tensor(tokens, device=self._pending.device)
+        self._positions = self._positions + 1
+        if len(keep) < len(self._rows):
+            self._select(keep)
+
+    def _select(self, keep: list[int]) -> None:
+        """Keep only the rows `keep`, then drop the columns that are padding in all of them."""
+        if not keep:
+            self._reset_batch()
+            return
+        self._rows = [self._rows[i] for i in keep]
+        index = torch.tensor(keep, device=self._mask.device)
+        self._cache.batch_select_indices(index)
+        self._mask, self._pending = self._mask[index], self._pending[index]
+        self._positions = self._positions[index]
+        start = int(self._mask.any(dim=0).to(torch.int8).argmax())  # first column anyone uses
+        if start > 0:
+            for layer in self._cache.layers:
+                layer.keys, layer.values = layer.keys[:, :, start:], layer.values[:, :, start:]
+            self._mask = self._mask[:, start:]
+
+    def _choose(self, rows: list[_Row], logits: torch.Tensor) -> list[int]:
+        """The next token of each row: argmax, or a sample from its own generator."""
+        logits = logits.float()
+        tokens = logits.argmax(dim=-1).tolist()
+        want_logprobs = any(r.want_logprobs for r in rows)
+        temperatures = torch.tensor([r.temperature or 1.0 for r in rows], device=logits.device)
+        scaled = logits / temperatures[:, None]
+        logprobs = torch.log_softmax(scaled, dim=-1) if want_logprobs else None
+        for i, row in enumerate(rows):
+            if row.temperature > 0:
+                tokens[i] = _sample(scaled[i], row.top_p, row.generator)
+        if logprobs is not None:
+            picked = logprobs.gather(1, torch.tensor(tokens, device=logits.device)[:, None])
+            for row, value in zip(rows, picked[:, 0].tolist(), strict=True):
+                row.logprobs.append(value)
+        return tokens
+
+    def _record(self, row: _Row, token: int) -> bool:
+        """Append `token` to `row`; return whether the row is finished."""
+        row.tokens.append(token)
+        if token in self.eos_ids:
+            row.finish_reason = "eos"
+        elif row.stop_strings and _ends_with_stop(row, self.tokenizer):
+            row.finish_reason = "stop"
+        elif len(row.tokens) >= row.max_new_tokens:
+            row.finish_reason = "length"
+        return row.finish_reason is not None
+
+
+def _left_pad(tensor: torch.Tensor, width: int) -> torch.Tensor:
+    """Zero-pad the sequence dimension (-2 for keys/values, -1 for a mask) on the left."""
+    dim = -1 if tensor.dim() == 2 else -2
+    missing = width - tensor.shape[dim]
+    if missing == 0:
+        return tensor
+    pad = (missing, 0) if dim == -1 else (0, 0, missing, 0)
+    return torch.nn.functional.pad(tensor, pad)
+
+
+def _sample(scaled: torch.Tensor, top_p: float, generator: torch.Generator) -> int:
+    probs = torch.softmax(scaled, dim=-1)
+    if top_p < 1.0:
+        sorted_probs, order = probs.sort(descending=True)
+        # drop a token when the tokens more likely than it already hold top_p of the mass
+        drop = sorted_probs.cumsum(-1) - sorted_probs >= top_p
+        probs = probs.scatter(0, order[drop], 0.0)
+    return int(torch.multinomial(probs.cpu(), 1, generator=generator))
+
+
+def _ends_with_stop(row: _Row, tokenizer: Any) -> bool:
+    # A stop string first appears in a suffix that ends with the newest token; a token decodes
+    # to at least one character (the margin covers the few that decode to nothing).
+    window = max(len(s) for s in row.stop_strings) + 4
+    tail = tokenizer.decode(row.tokens[-window:], skip_special_tokens=False)
+    return any(s in tail for s in row.stop_strings)
+
+
+def decode(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    *,
+    max_new_tokens: int | Sequence[int],
+    eos_ids: Sequence[int],
+    stop_strings: Sequence[str] = (),
+    tokenizer: Any = None,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    generator: int | torch.Generator | None = None,
+    max_batch: int = 8,
+    return_logprobs: bool = False,
+) -> list[DecodeResult]:
+    """Generate for every prompt with continuous batching; results in input order.
+
+    Args:
+        model: A Hugging Face causal LM (see `DecodeEngine`).
+        prompts (`Sequence[Sequence[int]]`): Token ids of each prompt.
+        max_new_tokens (`int | Sequence[int]`): One bound for all, or one per prompt.
+        eos_ids (`Sequence[int]`): Token ids that end a row.
+        stop_strings (`Sequence[str]`): A row ends once its decoded text contains one.
+        tokenizer (*optional*): Needed with stop strings.
+        temperature (`float`): 0 for greedy, else sampling temperature.
+        top_p (`float`): Nucleus sampling mass (1.0: off).
+        generator (`int | torch.Generator | None`): Seed (or generator) the per-row generators
+            are drawn from (`row_generators`); the same seed gives the same samples, whatever
+            `max_batch`, up to floating-point differences between batch shapes.
+        max_batch (`int`): Most rows decoding at once.
+        return_logprobs (`bool`): Also return each token's log-probability.
+
+    Returns:
+        `list[DecodeResult]`: One per prompt.
+
+    Example:
+        >>> out = decode(model, [[1, 2], [3]], max_new_tokens=[4, 2], eos_ids=[0])  # doctest: +SKIP
+        >>> [len(r.tokens) for r in out]  # doctest: +SKIP
+        [4, 2]
+    """
+    bounds = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else max_new_tokens
+    if len(bounds) != len(prompts):
+        raise ValueError(f"{len(bounds)} max_new_tokens for {len(prompts)} prompts")
+    sampled = temperature > 0
+    generators = row_generators(generator, len(prompts)) if sampled else [None] * len(prompts)
+    engine = DecodeEngine(model, eos_ids=eos_ids, tokenizer=tokenizer, max_batch=max_batch)
+    tickets = [
+        engine.submit(prompt, max_new_tokens=bound, stop_strings=stop_strings,
+                      temperature=temperature, top_p=top_p, generator=row_generator,
+                      return_logprobs=return_logprobs)
+        for prompt, bound, row_generator in zip(prompts, bounds, generators, strict=True)
+    ]  # fmt: skip
+    results: dict[int, DecodeResult] = {}
+    while not engine.idle:
+        results.update(engine.step())
+    return [results[t] for t in tickets]

@@ -1,0 +1,131 @@
+"""Continuous batching: each row gets what it would alone, and a finished row leaves the batch.
+
+tiny-lm in float32 (random weights: greedy tokens are far from ties, so batching cannot change
+them). The references are plain one-row `generate` calls.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from mads_bench.decoding import DecodeEngine, decode, row_generators
+from mads_bench.models import load_tokenizer
+
+
+@pytest.fixture(scope="module")
+def lm(tiny_lm_path):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_lm_path, dtype=torch.float32).eval()
+    return model, load_tokenizer(str(tiny_lm_path))
+
+
+def _prompts(tokenizer) -> list[list[int]]:
+    texts = [
+        "Hi.",
+        "Cancel order A-1001 now, please, it is late.",
+        "Where is my parcel?",
+        "Book a table for two at seven tonight at the harbour place, thank you.",
+        "No.",
+    ]
+    return [tokenizer(t, add_special_tokens=False).input_ids for t in texts]
+
+
+def _alone(model, prompt: list[int], max_new_tokens: int) -> list[int]:
+    with torch.no_grad():
+        out = model.generate(
+            input_ids=torch.tensor([prompt]), max_new_tokens=max_new_tokens, do_sample=False,
+            pad_token_id=0, eos_token_id=None,
+        )  # fmt: skip
+    return out[0, len(prompt) :].tolist()
+
+
+def test_greedy_rows_get_their_one_row_tokens_while_rows_leave_and_join(lm) -> None:
+    model, tokenizer = lm
+    prompts = _prompts(tokenizer)
+    bounds = [9, 3, 7, 5, 12]  # rows leave at different steps; two slots, so three wait
+    results = decode(model, prompts, max_new_tokens=bounds, eos_ids=[-1], max_batch=2)
+    for prompt, bound, result in zip(prompts, bounds, results, strict=True):
+        assert result.tokens == _alone(model, prompt, bound)
+        assert result.finish_reason == "length"
+
+
+def test_a_row_ends_at_its_eos_and_at_its_stop_string(lm) -> None:
+    model, tokenizer = lm
+    prompt = _prompts(tokenizer)[1]
+    free = _alone(model, prompt, 10)
+    eos = free[4]  # pretend the fifth token is the end of message
+    [ended] = decode(model, [prompt], max_new_tokens=10, eos_ids=[eos])
+    assert ended.tokens == free[: free.index(eos) + 1] and ended.finish_reason == "eos"
+    text = tokenizer.decode(free)
+    stop = text[len(tokenizer.decode(free[:6])) - 2 :][:2]  # ends inside the sixth token
+    [stopped] = decode(model, [prompt], max_new_tokens=10, eos_ids=[-1], stop_strings=[stop],
+                       tokenizer=tokenizer)  # fmt: skip
+    assert stopped.finish_reason == "stop"
+    assert stop in tokenizer.decode(stopped.tokens)
+    assert stop not in tokenizer.decode(stopped.tokens[:-1])  # not one token later
+
+
+def test_samples_follow_the_seed_not_the_batch(lm) -> None:
+    model, tokenizer = lm
+    prompts = _prompts(tokenizer)
+    settings = {"max_new_tokens": 8, "eos_ids": [-1], "temperature": 1.0}
+    one = decode(model, prompts, generator=5, max_batch=1, **settings)
+    four = decode(model, prompts, generator=5, max_batch=4, **settings)
+    assert [r.tokens for r in one] == [r.tokens for r in four]
+    other = decode(model, prompts, generator=6, max_batch=4, **settings)
+    assert [r.tokens for r in other] != [r.tokens for r in one]
+    # the global RNG is not consumed
+    torch.manual_seed(0)
+    expected = torch.rand(1)
+    torch.manual_seed(0)
+    decode(model, prompts[:1], generator=None, **settings)
+    assert torch.equal(torch.rand(1), expected)
+
+
+def test_log_probabilities_are_the_forward_pass_ones(lm) -> None:
+    model, tokenizer = lm
+    prompts = _prompts(tokenizer)[:3]
+    results = decode(model, prompts, max_new_tokens=6, eos_ids=[-1], temperature=0.7,
+                     generator=1, return_logprobs=True, max_batch=3)  # fmt: skip
+    for prompt, result in zip(prompts, results, strict=True):
+        ids = torch.tensor([prompt + result.tokens])
+        with torch.no_grad():
+            logits = model(input_ids=ids).logits[0, len(prompt) - 1 : -1] / 0.7
+        expected = logits.log_softmax(-1).gather(-1, torch.tensor(result.tokens)[:, None])[:, 0]
+        assert torch.allclose(torch.tensor(result.logprobs), expected, atol=1e-4)
+
+
+def test_requests_submitted_from_other_threads_join_the_running_batch(lm) -> None:
+    model, tokenizer = lm
+    prompts = _prompts(tokenizer)
+    engine = DecodeEngine(model, eos_ids=[-1], max_batch=4)
+    first = engine.submit(prompts[0], max_new_tokens=12)
+    engine.step()
+    late = []
+    worker = threading.Thread(
+        target=lambda: late.append(engine.submit(prompts[1], max_new_tokens=3))
+    )
+    worker.start()
+    worker.join()
+    widths, done = [], {}
+    while not engine.idle:
+        done.update(engine.step())
+        widths.append(engine.active_rows)
+    assert max(widths) == 2 and widths[-1] == 0  # it joined, then the batch drained
+    assert done[late[0]].tokens == _alone(model, prompts[1], 3)
+    assert done[first].tokens == _alone(model, prompts[0], 12)
+
+
+def test_bad_requests_are_refused(lm) -> None:
+    engine = DecodeEngine(lm[0], eos_ids=[0])
+    with pytest.raises(ValueError, match="at least one token"):
+        engine.submit([], max_new_tokens=2)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        engine.submit([1], max_new_tokens=0)
+    with pytest.raises(ValueError, match="tokenizer"):
+        engine.submit([1], max_new_tokens=2, stop_strings=["x"])
+    assert len(row_generators(3, 4)) == 4
