@@ -11,7 +11,11 @@ together in one `transformers.DynamicCache` instead:
 - a row leaves as soon as it emits an EOS id, its decoded text contains a stop string, or it
   reaches its `max_new_tokens` (its cache rows are dropped), and a waiting request takes the
   free slot at the next step;
-- cache columns that are padding in every remaining row are trimmed away.
+- cache columns that are padding in every remaining row are trimmed away;
+- a decoding step writes its keys and values into spare room at the end of each layer's
+  cache (`GrowingLayer`) instead of concatenating a new copy: transformers' `DynamicLayer`
+  copies the whole cache at every token, which was 65% of a decoding step of SmolLM2-135M
+  with 8 rows of ~1.3k tokens (profiled: 264 ms per step, 162 ms of it in `aten::cat`).
 
 Greedy when a row's `temperature == 0`; otherwise it samples with its own `torch.Generator`
 (temperature, then nucleus `top_p`), so a row's sample does not depend on which other rows
@@ -40,7 +44,62 @@ import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-__all__ = ["DecodeEngine", "DecodeResult", "decode", "row_generators"]
+__all__ = ["DecodeEngine", "DecodeResult", "GrowingLayer", "decode", "row_generators"]
+
+_SPARE = 128  # new cache columns allocated at once (amortises the copy of a reallocation)
+
+
+class GrowingLayer(DynamicLayer):
+    """A full-attention cache layer whose `keys`/`values` are views of buffers with spare room.
+
+    Appending writes in place while the room lasts; when it runs out, or after `keys` was
+    replaced from outside (rows merged, selected or trimmed), the buffers are reallocated with
+    `_SPARE` more columns and the current states copied in once.
+    """
+
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+            self.keys = self.values = None
+        length = 0 if self.keys is None else self.keys.shape[-2]
+        end = length + key_states.shape[-2]
+        if not self._writable(key_states, end):
+            self._key_room = self._grow(self.keys, key_states, end)
+            self._value_room = self._grow(self.values, value_states, end)
+        self._key_room[:, :, length:end] = key_states
+        self._value_room[:, :, length:end] = value_states
+        self.keys, self.values = self._key_room[:, :, :end], self._value_room[:, :, :end]
+        return self.keys, self.values
+
+    def get_seq_length(self) -> int:
+        return 0 if not self.is_initialized or self.keys is None else self.keys.shape[-2]
+
+    def _writable(self, states: torch.Tensor, end: int) -> bool:
+        room = getattr(self, "_key_room", None)
+        if room is None or self.keys is None or room.shape[-2] < end:
+            return False
+        views = self.keys.data_ptr() == room.data_ptr()
+        views = views and self.values.data_ptr() == self._value_room.data_ptr()
+        return views and self.keys.shape[0] == room.shape[0] == states.shape[0]
+
+    @staticmethod
+    def _grow(current: torch.Tensor | None, states: torch.Tensor, end: int) -> torch.Tensor:
+        batch, heads, _, dim = states.shape
+        room = states.new_empty(batch, heads, end + _SPARE, dim)
+        if current is not None and current.shape[-2]:
+            room[:, :, : current.shape[-2]] = current
+        return room
+
+
+def _growing_cache(config: Any) -> DynamicCache:
+    cache = DynamicCache(config=config)
+    for index, layer in enumerate(cache.layers):
+        if type(layer) is not DynamicLayer:
+            raise NotImplementedError("only full-attention models are batched continuously")
+        cache.layers[index] = GrowingLayer()
+    return cache
 
 
 @dataclass
@@ -236,7 +295,7 @@ class DecodeEngine:
 
     def _admit(self, row: _Row, finished: dict[int, DecodeResult]) -> None:
         device = self.model.device
-        cache = DynamicCache(config=self.model.config)
+        cache = _growing_cache(self.model.config)
         ids = torch.tensor([row.prompt], device=device)
         output = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
         token = self._choose([row], output.logits[:, -1, :])[0]
@@ -259,8 +318,6 @@ class DecodeEngine:
         """Append a one-row cache to the batch's, left-padding the shorter of the two."""
         width = max(self._mask.shape[1], mask.shape[1])
         for mine, theirs in zip(self._cache.layers, cache.layers, strict=True):
-            if type(mine) is not DynamicLayer or type(theirs) is not DynamicLayer:
-                raise NotImplementedError("only full-attention DynamicLayer caches are merged")
             mine.keys = torch.cat([_left_pad(mine.keys, width), _left_pad(theirs.keys, width)])
             mine.values = torch.cat(
                 [_left_pad(mine.values, width), _left_pad(theirs.values, width)]

@@ -418,6 +418,12 @@ class HFPolicy:
     """Batched sampling with TRL's own non-vLLM generation settings, each row stopping at
     ``</action>`` or the end of message.
 
+    From a `RolloutWeights` copy with plain temperature / nucleus sampling (TRL's defaults:
+    no `top_k`, `min_p` or repetition penalty), rows decode continuously batched
+    (`mads_bench.decoding`): a row that closes its action stops costing compute while the
+    others go on. Otherwise (the trained model itself, other sampling settings) one padded
+    ``generate`` call runs until its longest row stops.
+
     Args:
         trainer: The `GRPOTrainer` (generation config, tokenizer, model).
         weights (`RolloutWeights`, *optional*): Generate from this copy of the policy
@@ -431,22 +437,46 @@ class HFPolicy:
         self.trainer, self.weights, self.stop_strings = trainer, weights, list(stop_strings)
 
     def __call__(self, contexts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
-        import contextlib
         import copy
+
+        if not contexts:
+            return []
+        config = copy.deepcopy(self.trainer.generation_config)
+        config.max_new_tokens = max_new_tokens
+        if self.weights is not None and _plain_sampling(config):
+            return self._decode(contexts, config)
+        return self._generate(contexts, config)
+
+    def _decode(self, contexts: list[list[int]], config: Any) -> list[list[int]]:
+        import torch
+
+        from mads_bench.decoding import decode
+
+        trainer = self.trainer
+        model = self.weights.model_for(trainer.state.global_step)
+        seed = int(torch.randint(0, 2**62, (1,)))  # from the global RNG: the run's seed holds
+        results = decode(
+            model, contexts, max_new_tokens=config.max_new_tokens,
+            eos_ids=list(trainer.eos_token_ids), stop_strings=self.stop_strings,
+            tokenizer=trainer.processing_class,
+            temperature=config.temperature if config.do_sample else 0.0,
+            top_p=config.top_p if config.do_sample and config.top_p is not None else 1.0,
+            generator=seed, max_batch=len(contexts),
+        )  # fmt: skip
+        return [result.tokens for result in results]
+
+    def _generate(self, contexts: list[list[int]], config: Any) -> list[list[int]]:
+        import contextlib
 
         import torch
         from trl.models import unwrap_model_for_generation
 
-        if not contexts:
-            return []
         trainer = self.trainer
         tokenizer = trainer.processing_class
         pad = tokenizer.pad_token_id
         width = max(len(c) for c in contexts)
         ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts])
         mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts])
-        config = copy.deepcopy(trainer.generation_config)
-        config.max_new_tokens = max_new_tokens
         config.stop_strings = self.stop_strings or None
         device = trainer.accelerator.device
         if self.weights is not None:
@@ -467,6 +497,21 @@ class HFPolicy:
                 tokenizer=tokenizer,
             )
         return [row[width:].tolist() for row in output.cpu()]
+
+
+def _plain_sampling(config: Any) -> bool:
+    """Whether a generation config samples (or decodes greedily) as `mads_bench.decoding`
+    does: temperature and nucleus only, one sequence per prompt."""
+    return (
+        not (config.top_k or 0)
+        and config.min_p is None
+        and (config.repetition_penalty or 1.0) == 1.0
+        and (config.num_beams or 1) == 1
+        and (config.num_return_sequences or 1) == 1
+        and not getattr(config, "suppress_tokens", None)
+        and not getattr(config, "bad_words_ids", None)
+        and (not config.do_sample or (config.temperature or 0) > 0)
+    )
 
 
 class VLLMPolicy:

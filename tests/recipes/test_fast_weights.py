@@ -139,3 +139,30 @@ def test_rollout_weights_setting() -> None:
 
     with pytest.raises(UsageError, match="rollout_weights 'fast'"):
         use_rollout_weights("fast", cpu)
+
+
+def test_conversation_steps_from_the_copy_stop_where_generate_would(
+    policy, tiny_lm_path, monkeypatch
+) -> None:
+    from mads_bench.training.rollout import HFPolicy
+
+    monkeypatch.setenv("MADS_BENCH_BF16", "0")
+    tokenizer = load_tokenizer(str(tiny_lm_path))
+    trainer = _fake_trainer(policy, tokenizer, max_new=10)
+    contexts = [tokenizer("Cancel order A-1001.").input_ids, tokenizer("Hi").input_ids]
+    weights = RolloutWeights(policy, dtype=torch.float32)
+    free = HFPolicy(trainer, weights, stop_strings=())(contexts, 10)
+    stop = tokenizer.decode(free[0][2:4])  # closes at the fourth token of the first row
+    rows = HFPolicy(trainer, weights, stop_strings=[stop])(contexts, 10)
+    assert rows[0] == free[0][: len(rows[0])] and stop in tokenizer.decode(rows[0])
+    assert len(rows[0]) <= 4 and rows[1] == free[1][: len(rows[1])]
+    # TRL's sampling settings (temperature, no top-k): samples follow the global seed
+    trainer.generation_config = GenerationConfig(
+        do_sample=True, temperature=0.6, top_k=0, top_p=1.0, max_new_tokens=10,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+    )  # fmt: skip
+    sample = HFPolicy(trainer, weights)
+    torch.manual_seed(4)
+    first = sample(contexts, 10)
+    torch.manual_seed(4)
+    assert sample(contexts, 10) == first and all(1 <= len(row) <= 10 for row in first)
