@@ -1,4 +1,4 @@
-"""The ATOD memory tracker (atod.md §5.2): extract -> match -> update / insert+evolve -> audit.
+"""The ATOD memory tracker (atod.md §5.2): extract -> match -> update / insert+evolve -> decide.
 
 It reads only each turn's speaker and utterance. Per turn:
 
@@ -10,14 +10,17 @@ It reads only each turn's speaker and utterance. Per turn:
    that says it adds something ("also", "another") is a new goal; otherwise it belongs to the
    goal of the same domain and intent, else to the domain's latest goal still in play, and
    a request that points back ("those tickets") to the goal that found them (a switch cue
-   such as "instead" makes it a new goal and abandons the old one). A completion report
+   such as "instead" makes it a new goal and marks the old one replaced). A completion report
    that names no domain ("Your confirmation number is …") goes with the clause before it.
-3. **update** the matched goal (status from the cue classifier or the judge), or **insert**
-   the candidate and **evolve** links to its neighbours (dependency on a dependency cue,
-   link for a same-domain neighbour, else none; the judge decides when given).
-4. **audit** open / pending goals every turn: a goal mentioned again after it was opened
-   becomes pending; on a closing turn, informational (non-transactional) pending goals are
-   completed, since their results were delivered.
+3. **update** the matched goal (slot cues; a goal mentioned again after it was opened becomes
+   pending), or **insert** the candidate and **evolve** links to its neighbours (dependency on
+   a dependency cue, link for a same-domain neighbour, else none; the judge decides when given).
+4. **decide** statuses: every goal's evidence of the turn (`status_features`: what each speaker
+   said about it, the turn before, whether the user moved on, replaced it or closed) goes to
+   the status model (`status_model.json`, fitted on the fit part of the development split by
+   `mads-bench atod fit`), which moves undecided goals to completed, failed or abandoned. A
+   decided goal stays decided, and a goal has no status before it is mentioned. With a judge,
+   its status verdicts (and a closing-turn audit of informational goals) decide instead.
 
 Defaults follow Table 19: top-k 5, tau 0.40, IndexFlatIP over normalised MiniLM, audit
 every turn, all MiniLM (`MemoryTracker()`). `MemoryTracker.for_encoders()` (what `atod track`
@@ -449,9 +452,8 @@ class MemoryTracker:
     def _audit(self, touched: dict[int, list[str]], speaker: str, utterance: str) -> None:
         if speaker != "USER" or not cues.CLOSING.search(utterance):
             return
-        informational = {(e.domain, e.intent) for e in self.catalog if not e.transactional}
         for goal in self.store.active():
-            if goal.status == "pending" and (goal.domain, goal.intent) in informational:
+            if goal.status == "pending" and (goal.domain, goal.intent) in self._informational:
                 goal.set_status("completed", self.turn)
 
     def _record(self, speaker: str, utterance: str, before: dict[str, str]) -> None:

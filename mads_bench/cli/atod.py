@@ -163,7 +163,7 @@ def run_cv(args: argparse.Namespace) -> int:
         check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
     if args.folds < 2:
         raise UsageError(f"--folds {args.folds}: cross-validation needs at least 2 folds")
-    gold = _load_gold("--dialogues", [args.dialogues])
+    gold = load_gold("--dialogues", [args.dialogues])
     if len(gold) < args.folds:
         raise UsageError(
             f"--folds {args.folds}: needs a dialogue per fold ({args.dialogues} has {len(gold)})"
@@ -211,8 +211,8 @@ def run_score(args: argparse.Namespace) -> int:
     if args.per_dialogue and not args.json:
         raise UsageError("--per-dialogue needs --json (the rows are only in the JSON report)")
     judge = _judge(args.judge)
-    gold = atod_fit.select("--gold", _load_gold("--gold", args.gold), args.part)
-    pred = _load("--pred", [args.pred], model=Prediction)
+    gold = atod_fit.select("--gold", load_gold("--gold", args.gold), args.part)
+    pred = load_records("--pred", [args.pred], model=Prediction)
     if args.part is not None:
         wanted = {d.dialogue_id for d in gold}
         pred = [d for d in pred if d.dialogue_id in wanted]
@@ -267,7 +267,7 @@ def _print_both(args: argparse.Namespace, strict: dict, release: dict) -> None:
         print("\n" + render_markdown(release), end="")
 
 
-def _load(flag: str, paths: list[Path], model: type | None = None) -> list:
+def load_records(flag: str, paths: list[Path], model: type | None = None) -> list:
     """The dialogues of `paths`, in order, as `model` records; an empty file, or a dialogue id
     in two files, is refused, naming the flag."""
     from mads_bench.atod_data import Dialogue, load_dialogues
@@ -285,10 +285,10 @@ def _load(flag: str, paths: list[Path], model: type | None = None) -> list:
     return dialogues
 
 
-def _load_gold(flag: str, paths: list[Path]) -> list:
+def load_gold(flag: str, paths: list[Path]) -> list:
     """Gold dialogues of `paths`; files without a single gold goal are refused (every score
     against them would read 0 or n/a as if a tracker had been measured)."""
-    gold = _load(flag, paths)
+    gold = load_records(flag, paths)
     if not any(dialogue.goal_list for dialogue in gold):
         named = " ".join(str(p) for p in paths)
         raise UsageError(
@@ -323,7 +323,7 @@ def run_track(args: argparse.Namespace) -> int:
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a .jsonl or .json file")
     judge = _judge(args.judge)
-    dialogues = _load("--dialogues", args.dialogues, model=TrackerInput)
+    dialogues = load_records("--dialogues", args.dialogues, model=TrackerInput)
     dialogues = atod_fit.select("--dialogues", dialogues, args.part)[: args.limit]
     out, start = [], time.perf_counter()
     turns = sum(len(d.turns) for d in dialogues)

@@ -56,7 +56,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="Fit the tracker's status model on the fit part of the development split.",
     )
     fit.add_argument(
-        "--dialogues", type=Path, nargs="+", required=True, help="Gold ATOD dialogues."
+        "--dialogues",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="Gold ATOD dialogues; only those of the fit part of the split are read.",
     )
     fit.add_argument(
         "--out",
@@ -74,12 +78,12 @@ def run_fit(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from evaluators.atod.status_fitting import fit_status_model
-    from mads_bench.cli.atod import _load_gold
+    from mads_bench.cli.atod import load_gold
 
     check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a .json file")
-    dialogues = select("--dialogues", _load_gold("--dialogues", args.dialogues), "fit")
+    dialogues = select("--dialogues", load_gold("--dialogues", args.dialogues), "fit")
     model = fit_status_model(
         dialogues,
         rounds=args.rounds,

@@ -74,3 +74,10 @@ def test_part_flag_is_one_error_line(sample_path, tmp_path, capsys):
         == 2
     )
     assert "is also in an earlier file" in capsys.readouterr().err
+    # `atod fit` reads the fit part only: the sample has none of it
+    model = tmp_path / "model.json"
+    assert main(["atod", "fit", "--dialogues", str(sample_path), "--out", str(model)]) == 2
+    assert "--dialogues --part fit: none of the 3" in capsys.readouterr().err
+    assert not model.exists()
+    assert main(["atod", "fit", "--dialogues", str(sample_path), "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
