@@ -418,6 +418,8 @@ class MemoryTracker:
             record = self._records[index]
             own = touched.get(index, [])
             evidence = own + [c for c, domains in named if goal.domain in domains and c not in own]
+            # decided goals get features too (`atod fit` labels their turns from gold, which
+            # may still hold them undecided); for them "pending" is what it would have been
             pending = goal.status == "pending" or (
                 goal.status in TERMINAL and self.turn > goal.first_turn
             )
