@@ -4,6 +4,10 @@ The status classifier is NLI-free: weighted regular-expression cues per status, 
 on the speaker (a user cannot *complete* a booking by saying it, but accepting an offer or
 thanking for information closes a goal in the ATOD annotations; only the system reports
 success or failure). It returns `None` when no cue fires, so the caller keeps the status.
+The offline tracker no longer moves statuses by it: its per-status weights
+(`status_scores`) are features of the fitted status model (`status_features.py`); the
+classifier itself backs a judge's unreadable verdicts and tells an unnamed completion report
+("Your confirmation number is …") from other clauses.
 
 Example:
     >>> classify_status("I've booked your table; the confirmation number is R-12.", "SYSTEM")

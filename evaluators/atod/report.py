@@ -2,7 +2,9 @@
 
 `score_dialogues(pred, gold)` is the one entry point the CLI, the `evaluate` module and the
 benchmarks use. The report holds the overall figures, the same under `by_complexity`, the
-progress curve, correlations with dGCR and the per-dialogue rows.
+progress curve, correlations with dGCR, per-status figures (`per_status`), bootstrap confidence
+intervals over dialogues (`confidence_intervals`, with ``bootstrap`` resamples) and the
+per-dialogue rows.
 
 Example:
     >>> from mads_bench.atod_data import load_dialogues  # doctest: +SKIP
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from statistics import mean
 
+from evaluators.atod.bootstrap import bootstrap_intervals, per_status
 from evaluators.atod.matching import DEFAULT_THRESHOLD, Embedder, GoalMatcher, Mode
 from evaluators.atod.tracker_scoring import CORRELATED, PROGRESS_BINS, score_dialogue
 from mads_bench.atod_data import Dialogue
@@ -98,6 +101,8 @@ def score_dialogues(
     embedder: Embedder | None = None,
     judge: JudgeBackend | None = None,
     bins: int = PROGRESS_BINS,
+    bootstrap: int = 0,
+    seed: int = 0,
 ) -> dict:
     """Score predictions against gold dialogues.
 
@@ -110,9 +115,13 @@ def score_dialogues(
         embedder (`Embedder`, *optional*): Text embedder (MiniLM when None).
         judge (`JudgeBackend`, *optional*): Vetoes candidate goal matches (`strict` only).
         bins (`int`): Progress bins.
+        bootstrap (`int`): Dialogue resamples for `confidence_intervals` (0: none).
+        seed (`int`): Seed of the resampling.
 
     Returns:
-        `dict`: Overall figures, `by_complexity`, `per_dialogue`, `missing_predictions`.
+        `dict`: Overall figures, `per_status`, `confidence_intervals` (95%, dialogues of all
+        splits pooled; empty without ``bootstrap``), `by_complexity`, `per_dialogue`,
+        `missing_predictions`.
 
     Raises:
         `UsageError` (a `ValueError`): When there is no gold dialogue, or a prediction's
@@ -175,6 +184,9 @@ def score_dialogues(
                 "dependency_edges",
             )
         },
+        "per_status": per_status(rows),
+        "confidence_intervals": bootstrap_intervals(rows, bootstrap, seed) if bootstrap else {},
+        "bootstrap": {"resamples": bootstrap, "seed": seed, "level": 0.95},
         "progress": everything["progress"],
         "correlations_with_dgcr": everything["correlations_with_dgcr"],
         "by_complexity": by_complexity,
@@ -186,6 +198,34 @@ def _fmt(value: float | None, percent: bool = False) -> str:
     if value is None:
         return "n/a"
     return f"{100 * value:.2f}" if percent else f"{value:.3f}"
+
+
+def _with_ci(report: dict, key: str) -> str:
+    """A percentage with its bootstrap interval when the report has one."""
+    ci = report.get("confidence_intervals", {}).get(key)
+    value = _fmt(report.get(key), True)
+    return f"{value} [{_fmt(ci[0], True)}, {_fmt(ci[1], True)}]" if ci else value
+
+
+def per_status_table(report: dict) -> list[str]:
+    """Markdown lines of the per-status figures (recall with its interval when there is one)."""
+    lines = [
+        "### Per final status, matched goals (exact statuses)",
+        "",
+        "| status | gold | predicted | correct | precision | recall | F1 |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    ci = report.get("confidence_intervals", {})
+    for status, c in report["per_status"].items():
+        interval = ci.get(f"{status}_recall")
+        recall = _fmt(c["recall"], True)
+        if interval:
+            recall += f" [{_fmt(interval[0], True)}, {_fmt(interval[1], True)}]"
+        lines.append(
+            f"| {status} | {c['gold']} | {c['predicted']} | {c['correct']} | "
+            f"{_fmt(c['precision'], True)} | {recall} | {_fmt(c['f1'], True)} |"
+        )
+    return lines
 
 
 def confusion_table(confusion: dict[str, dict[str, int]]) -> list[str]:
@@ -224,7 +264,14 @@ def render_side_by_side(strict: dict, release: dict) -> str:
         "| --- | --- | --- |",
     ]
     for key, pct in HEADLINE:
-        lines.append(f"| {key} | {_fmt(strict.get(key), pct)} | {_fmt(release.get(key), pct)} |")
+        if pct:
+            cells = f"{_with_ci(strict, key)} | {_with_ci(release, key)}"
+        else:
+            cells = f"{_fmt(strict.get(key))} | {_fmt(release.get(key))}"
+        lines.append(f"| {key} | {cells} |")
+    if strict.get("confidence_intervals"):
+        resamples = strict["bootstrap"]["resamples"]
+        lines += ["", f"[95% bootstrap intervals over dialogues, {resamples} resamples]"]
     return "\n".join(lines) + "\n"
 
 
@@ -235,6 +282,17 @@ def render_markdown(report: dict) -> str:
         f"## ATOD scores ({report['mode']} mode, threshold {report['threshold']}, "
         f"{report['n_dialogues']} dialogues)",
         "",
+        *(
+            [
+                f"Goal detection F1 {_with_ci(report, 'goal_detection_f1')}, conditional "
+                f"status accuracy {_with_ci(report, 'conditional_status_accuracy')} (95% "
+                f"bootstrap intervals over dialogues, {report['bootstrap']['resamples']} "
+                "resamples).",
+                "",
+            ]
+            if report.get("confidence_intervals")
+            else []
+        ),
         "| metric | " + " | ".join(name for name, _ in cols) + " |",
         "| --- |" + " --- |" * len(cols),
     ]
@@ -262,6 +320,8 @@ def render_markdown(report: dict) -> str:
         f"not predicted, {timing['completion_spurious']} predicted ones gold does not have).",
         "",
         *confusion_table(report["status_confusion"]),
+        "",
+        *per_status_table(report),
     ]
     lines += ["", "### Along normalised progress (all dialogues)", "", "| bin | F1 | acc |"]
     lines.append("| --- | --- | --- |")

@@ -1,4 +1,4 @@
-"""The ATOD memory tracker (atod.md §5.2): extract -> match -> update / insert+evolve -> audit.
+"""The ATOD memory tracker (atod.md §5.2): extract -> match -> update / insert+evolve -> decide.
 
 It reads only each turn's speaker and utterance. Per turn:
 
@@ -10,14 +10,17 @@ It reads only each turn's speaker and utterance. Per turn:
    that says it adds something ("also", "another") is a new goal; otherwise it belongs to the
    goal of the same domain and intent, else to the domain's latest goal still in play, and
    a request that points back ("those tickets") to the goal that found them (a switch cue
-   such as "instead" makes it a new goal and abandons the old one). A completion report
+   such as "instead" makes it a new goal and marks the old one replaced). A completion report
    that names no domain ("Your confirmation number is …") goes with the clause before it.
-3. **update** the matched goal (status from the cue classifier or the judge), or **insert**
-   the candidate and **evolve** links to its neighbours (dependency on a dependency cue,
-   link for a same-domain neighbour, else none; the judge decides when given).
-4. **audit** open / pending goals every turn: a goal mentioned again after it was opened
-   becomes pending; on a closing turn, informational (non-transactional) pending goals are
-   completed, since their results were delivered.
+3. **update** the matched goal (slot cues; a goal mentioned again after it was opened becomes
+   pending), or **insert** the candidate and **evolve** links to its neighbours (dependency on
+   a dependency cue, link for a same-domain neighbour, else none; the judge decides when given).
+4. **decide** statuses: every goal's evidence of the turn (`status_features`: what each speaker
+   said about it, the turn before, whether the user moved on, replaced it or closed) goes to
+   the status model (`status_model.json`, fitted on the fit part of the development split by
+   `mads-bench atod fit`), which moves undecided goals to completed, failed or abandoned. A
+   decided goal stays decided, and a goal has no status before it is mentioned. With a judge,
+   its status verdicts (and a closing-turn audit of informational goals) decide instead.
 
 Defaults follow Table 19: top-k 5, tau 0.40, IndexFlatIP over normalised MiniLM, audit
 every turn, all MiniLM (`MemoryTracker()`). `MemoryTracker.for_encoders()` (what `atod track`
@@ -51,7 +54,15 @@ from evaluators.atod.judge import (
     parse_status,
 )
 from evaluators.atod.matching import Embedder, minilm_embedder
-from evaluators.atod.memory import GoalStore, TrackedGoal
+from evaluators.atod.memory import TERMINAL, GoalStore, TrackedGoal
+from evaluators.atod.status_features import (
+    FEATURES,
+    GoalRecord,
+    TurnContext,
+    goal_features,
+    remember,
+)
+from evaluators.atod.status_model import StatusModel, load_status_model
 from simulation.backends.judge import JudgeBackend
 
 DEFAULT_ENCODERS = ("minilm-static", "minilm")
@@ -86,6 +97,8 @@ class TrackerState:
     goals: list[TrackedGoal]
     turns: list[dict] = field(default_factory=list)
     seconds_per_turn: list[float] = field(default_factory=list)
+    features: list[tuple[int, int, np.ndarray]] = field(default_factory=list)
+    """(goal index, turn, status features) for every goal on every turn from its first one."""
 
 
 class MemoryTracker:
@@ -102,6 +115,8 @@ class MemoryTracker:
         top_k (`int`): Neighbours retrieved per candidate (Table 19: 5).
         threshold (`float`): Existence-match cosine threshold tau (Table 19: 0.40).
         intent_threshold (`float`): Minimum intent cosine for a new goal.
+        status_model (`StatusModel`, *optional*): Decides when a goal is completed, failed or
+            abandoned (the shipped `status_model.json` when None); not used with a judge.
     """
 
     def __init__(
@@ -114,6 +129,7 @@ class MemoryTracker:
         threshold: float = 0.40,
         intent_threshold: float = 0.35,
         unnamed_intent_threshold: float = 0.50,
+        status_model: StatusModel | None = None,
     ) -> None:
         self.embed = embedder or minilm_embedder()
         self.embed_intent = intent_embedder or self.embed
@@ -122,6 +138,8 @@ class MemoryTracker:
         self.catalog = catalog or load_intent_catalog()
         self.top_k, self.threshold, self.intent_threshold = top_k, threshold, intent_threshold
         self.unnamed_intent_threshold = unnamed_intent_threshold
+        self.status_model = status_model or load_status_model(features=FEATURES)
+        self._informational = {(e.domain, e.intent) for e in self.catalog if not e.transactional}
         rows = [(i, text) for i, entry in enumerate(self.catalog) for text in entry.exemplars]
         self._exemplar_owner = np.array([i for i, _ in rows])
         self._exemplars = self.embed_intent([text for _, text in rows])
@@ -151,6 +169,8 @@ class MemoryTracker:
         self.state = TrackerState(self.store.goals)
         self.turn = 0
         self._intent_vectors: dict[str, np.ndarray] = {}  # request clause -> intent vector
+        self._records: list[GoalRecord] = []  # one per goal: its evidence from earlier turns
+        self._switched: set[int] = set()  # goals a switch cue replaced on this turn
 
     def track(self, turns: list[tuple[str, str]]) -> TrackerState:
         """Track a whole dialogue (offline mode).
@@ -205,6 +225,8 @@ class MemoryTracker:
         self.turn += 1
         speaker = speaker.upper()
         before = {g.id: g.status for g in self.store.goals}
+        known = len(self.store.goals)
+        self._switched = set()
         touched: dict[int, list[str]] = {}
         carried: list[int] = []
         for clause, vector in zip(clauses, vectors, strict=True):
@@ -218,7 +240,17 @@ class MemoryTracker:
                 touched.setdefault(index, []).append(clause)
             carried = targets or carried
         self._update(touched, speaker)
-        self._audit(touched, speaker, utterance)
+        if self.judge is not None:
+            self._audit(touched, speaker, utterance)
+        context = TurnContext(
+            turn=self.turn,
+            speaker=speaker,
+            closing=speaker == "USER" and bool(cues.CLOSING.search(utterance)),
+            others_touched=bool(touched),
+            opened={i: self.store.goals[i].domain for i in range(known, len(self.store.goals))},
+            switched=frozenset(self._switched),
+        )
+        self._decide(touched, clauses, context)
         self._record(speaker, utterance, before)
         self.state.seconds_per_turn.append(time.perf_counter() - start)
         return self.store.goals
@@ -233,7 +265,9 @@ class MemoryTracker:
         if intent is not None:
             match = self._existing(clause, intent, neighbours)
             if match is not None and cues.SWITCH.search(clause):
-                self.store.goals[match].set_status("abandoned", self.turn)
+                self._switched.add(match)  # replaced: the judge or the status model decides
+                if self.judge is not None:
+                    self.store.goals[match].set_status("abandoned", self.turn)
                 match = None
             if match is None:
                 return [self._insert(clause, vector, intent, neighbours)]
@@ -329,6 +363,7 @@ class MemoryTracker:
                     relations[g.id] = "link"
         goal.dependencies = [i for i, r in relations.items() if r == "dependency"]
         goal.links = [i for i, r in relations.items() if r == "link"]
+        self._records.append(GoalRecord(self.turn, self.turn, self.turn))
         return len(self.store.goals) - 1
 
     def _attribute(self, named: set[str], neighbours: list[tuple[int, float]]) -> list[int]:
@@ -359,14 +394,51 @@ class MemoryTracker:
             verdicts = [parse_status(a) for a in self.judge.complete(prompts)]
         for (index, clause), verdict in zip(pairs, verdicts, strict=True):
             goal = self.store.goals[index]
-            new = verdict or cues.classify_status(clause, speaker)
             entry = next(
                 (e for e in self.catalog if (e.domain, e.intent) == (goal.domain, goal.intent)),
                 None,
             )
             if entry is not None:
                 goal.slot_values.update(cues.slot_cues(clause, entry.slots))
-            self._transition(goal, new, speaker)
+            if self.judge is not None:
+                self._transition(goal, verdict or cues.classify_status(clause, speaker), speaker)
+            elif goal.status == "open" and self.turn > goal.first_turn:
+                goal.set_status("pending", self.turn)  # mentioned again: in progress
+
+    def _decide(
+        self, touched: dict[int, list[str]], clauses: list[str], context: TurnContext
+    ) -> None:
+        """Every goal's status features for this turn; the status model decides undecided
+        goals (without a judge). A decided goal stays decided: the lifecycle never leaves
+        `completed`, `failed` or `abandoned` in the ATOD annotations. The evidence about a goal
+        is the clauses attributed to it and those that name its domain ("No need to buy the
+        jazz tickets yet" speaks of the concert even when it opened nothing)."""
+        named = [(clause, domain_cues(clause)) for clause in clauses]
+        for index, goal in enumerate(self.store.goals):
+            record = self._records[index]
+            own = touched.get(index, [])
+            evidence = own + [c for c, domains in named if goal.domain in domains and c not in own]
+            # decided goals get features too (`atod fit` labels their turns from gold, which
+            # may still hold them undecided); for them "pending" is what it would have been
+            pending = goal.status == "pending" or (
+                goal.status in TERMINAL and self.turn > goal.first_turn
+            )
+            x = goal_features(
+                record,
+                evidence,
+                bool(own),
+                context,
+                goal.domain,
+                (goal.domain, goal.intent) in self._informational,
+                "pending" if pending else "open",
+                index,
+            )
+            self.state.features.append((index, self.turn, x))
+            if self.judge is None and goal.status not in TERMINAL:
+                decision = self.status_model.decide(x)
+                if decision != "stay":
+                    goal.set_status(decision, self.turn)
+            remember(record, x, context)
 
     def _transition(self, goal: TrackedGoal, new: str | None, speaker: str) -> None:
         if goal.status in ("completed", "failed"):
@@ -382,9 +454,8 @@ class MemoryTracker:
     def _audit(self, touched: dict[int, list[str]], speaker: str, utterance: str) -> None:
         if speaker != "USER" or not cues.CLOSING.search(utterance):
             return
-        informational = {(e.domain, e.intent) for e in self.catalog if not e.transactional}
         for goal in self.store.active():
-            if goal.status == "pending" and (goal.domain, goal.intent) in informational:
+            if goal.status == "pending" and (goal.domain, goal.intent) in self._informational:
                 goal.set_status("completed", self.turn)
 
     def _record(self, speaker: str, utterance: str, before: dict[str, str]) -> None:

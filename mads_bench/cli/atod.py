@@ -7,6 +7,9 @@ Examples::
     mads-bench atod score --pred predictions.jsonl \\
         --gold ../shared/data/atod_sample/medium_sample.json --mode strict --json
     mads-bench atod cv --dialogues ../shared/data/atod_dev/medium_dev.json --folds 5
+    mads-bench atod fit --dialogues ../shared/data/atod_dev/medium_dev*.json
+    mads-bench atod score --pred val.jsonl --gold ../shared/data/atod_dev/medium_dev*.json \
+        --part validation
 
 `track` reads published dialogues or turns-only ones (`{dialogue_id, turns: [{speaker,
 utterance}]}`); failures are raised as `MadsBenchError`s, which `main` prints as one line.
@@ -19,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from mads_bench.cli import atod_generate
+from mads_bench.cli import atod_fit, atod_generate
 from mads_bench.cli.args import positive_int, unit_interval
 from mads_bench.cli.output import print_json
 from mads_bench.errors import UsageError
@@ -35,7 +38,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="Score ATOD-format predictions against gold dialogues (markdown or JSON).",
     )
     score.add_argument("--pred", type=Path, required=True, help="Predictions (JSON or JSONL).")
-    score.add_argument("--gold", type=Path, required=True, help="Gold dialogues (JSON or JSONL).")
+    score.add_argument(
+        "--gold", type=Path, nargs="+", required=True, help="Gold dialogues (JSON or JSONL)."
+    )
+    atod_fit.part_flag(score)
+    score.add_argument(
+        "--bootstrap",
+        type=positive_int,
+        default=1000,
+        help="Resamples of the dialogues for the 95%% confidence intervals (default 1000).",
+    )
+    score.add_argument("--seed", type=int, default=0, help="Seed of the bootstrap (0).")
     score.add_argument(
         "--mode",
         choices=["both", "strict", "release"],
@@ -73,10 +86,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--input",
         dest="dialogues",
         type=Path,
+        nargs="+",
         required=True,
-        help="ATOD dialogues (JSON or JSONL): published ones or turns-only "
+        help="ATOD dialogues (JSON or JSONL, one file or more): published ones or turns-only "
         "({dialogue_id, turns: [{speaker, utterance}]}); gold annotations are ignored.",
     )
+    atod_fit.part_flag(track)
     track.add_argument("--out", type=Path, required=True, help="Output file (.jsonl or .json).")
     track.add_argument("--limit", type=positive_int, help="Only the first N dialogues.")
     track.add_argument(
@@ -107,6 +122,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     _encoder_flags(cv)
     cv.set_defaults(handler=run_cv)
 
+    atod_fit.register(sub)
     atod_generate.register(sub)
 
 
@@ -147,7 +163,7 @@ def run_cv(args: argparse.Namespace) -> int:
         check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
     if args.folds < 2:
         raise UsageError(f"--folds {args.folds}: cross-validation needs at least 2 folds")
-    gold = _load_gold("--dialogues", args.dialogues)
+    gold = load_gold("--dialogues", [args.dialogues])
     if len(gold) < args.folds:
         raise UsageError(
             f"--folds {args.folds}: needs a dialogue per fold ({args.dialogues} has {len(gold)})"
@@ -195,12 +211,23 @@ def run_score(args: argparse.Namespace) -> int:
     if args.per_dialogue and not args.json:
         raise UsageError("--per-dialogue needs --json (the rows are only in the JSON report)")
     judge = _judge(args.judge)
-    gold = _load_gold("--gold", args.gold)
-    pred = _load("--pred", args.pred, model=Prediction)
+    gold = atod_fit.select("--gold", load_gold("--gold", args.gold), args.part)
+    pred = load_records("--pred", [args.pred], model=Prediction)
+    if args.part is not None:
+        wanted = {d.dialogue_id for d in gold}
+        pred = [d for d in pred if d.dialogue_id in wanted]
     modes = ["strict", "release"] if args.mode == "both" else [args.mode]
     try:
         reports = [
-            score_dialogues(pred, gold, mode=m, threshold=args.threshold, judge=judge)
+            score_dialogues(
+                pred,
+                gold,
+                mode=m,
+                threshold=args.threshold,
+                judge=judge,
+                bootstrap=args.bootstrap,
+                seed=args.seed,
+            )
             for m in modes
         ]
     except UsageError as err:
@@ -240,23 +267,32 @@ def _print_both(args: argparse.Namespace, strict: dict, release: dict) -> None:
         print("\n" + render_markdown(release), end="")
 
 
-def _load(flag: str, path: Path, model: type | None = None) -> list:
-    """The dialogues of `path` as `model` records; an empty file is refused, naming the flag."""
+def load_records(flag: str, paths: list[Path], model: type | None = None) -> list:
+    """The dialogues of `paths`, in order, as `model` records; an empty file, or a dialogue id
+    in two files, is refused, naming the flag."""
     from mads_bench.atod_data import Dialogue, load_dialogues
 
-    dialogues = load_dialogues(path, model=model or Dialogue)
-    if not dialogues:
-        raise UsageError(f"{flag} {path}: no dialogues in the file")
+    dialogues, seen = [], set()
+    for path in paths:
+        loaded = load_dialogues(path, model=model or Dialogue)
+        if not loaded:
+            raise UsageError(f"{flag} {path}: no dialogues in the file")
+        repeated = sorted(seen & {d.dialogue_id for d in loaded})
+        if repeated:
+            raise UsageError(f"{flag} {path}: dialogue {repeated[0]} is also in an earlier file")
+        seen.update(d.dialogue_id for d in loaded)
+        dialogues += loaded
     return dialogues
 
 
-def _load_gold(flag: str, path: Path) -> list:
-    """Gold dialogues of `path`; a file without a single gold goal is refused (every score
-    against it would read 0 or n/a as if a tracker had been measured)."""
-    gold = _load(flag, path)
+def load_gold(flag: str, paths: list[Path]) -> list:
+    """Gold dialogues of `paths`; files without a single gold goal are refused (every score
+    against them would read 0 or n/a as if a tracker had been measured)."""
+    gold = load_records(flag, paths)
     if not any(dialogue.goal_list for dialogue in gold):
+        named = " ".join(str(p) for p in paths)
         raise UsageError(
-            f"{flag} {path}: goal_list is empty in all {len(gold)} dialogues; no gold goal to "
+            f"{flag} {named}: goal_list is empty in all {len(gold)} dialogues; no gold goal to "
             "score against"
         )
     return gold
@@ -287,7 +323,8 @@ def run_track(args: argparse.Namespace) -> int:
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a .jsonl or .json file")
     judge = _judge(args.judge)
-    dialogues = _load("--dialogues", args.dialogues, model=TrackerInput)[: args.limit]
+    dialogues = load_records("--dialogues", args.dialogues, model=TrackerInput)
+    dialogues = atod_fit.select("--dialogues", dialogues, args.part)[: args.limit]
     out, start = [], time.perf_counter()
     turns = sum(len(d.turns) for d in dialogues)
     if args.method == "memory":
