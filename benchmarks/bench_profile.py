@@ -3,19 +3,23 @@
 Each stage is timed in this process on the demo's model set-up (QLoRA NF4 + double
 quantisation, LoRA r=16 on the top 8 of 30 layers; bf16 autocast where this CPU runs bf16
 natively, float32 elsewhere, as `native_bf16: true` in the demo configs) and set against its
-bound: the stage's matmul FLOPs divided by the matmul throughput measured here first, in the
-dtype used (1024x1024 matmuls, 2 threads). `measured / bound` says how far a stage is from what
-the CPU's matmul units allow; a decode step moves all weights for a few tokens, so it is bound
-by memory, not FLOPs, and its ratio is large by nature.
+bound: the larger of the stage's matmul FLOPs at the matmul throughput measured here first, in
+the dtype used (1024x1024 matmuls, 2 threads), and, for a decode, the bytes it must read (all
+weights and the KV cache at every step) at the memory bandwidth measured here. `measured /
+bound` says how far a stage is from what the CPU allows.
 
 Stages:
 - SFT step: forward over one merged sequence of 1,650 tokens (the demo's typical merged turn;
   loss on its last 250), of which bitsandbytes' 4-bit matmuls (dequantise + gemm, from the
   profiler), the backward pass (down to the lowest adapted layer), the optimizer step.
 - GRPO step: generation of 2 completions of 160 tokens from one 1,350-token prompt (prefill,
-  then decode), the forward + backward over both sequences for the policy loss.
+  then decode), the forward + backward over both sequences for the policy loss; generated
+  from the 4-bit policy itself (TRL's `generate`, `rollout_weights: trained`) and from the
+  merged copy through the decode engine (what step and conversation rollouts run on CPU).
 - Evaluation step: the merged model (no bitsandbytes) in the inference dtype, 8 prompts of
-  1,350 tokens: prefill, then 192 decoded tokens.
+  1,350 tokens: prefill, then 192 decoded tokens, through the decode engine (what
+  `eval`, `eval online`, `simulate` and `predict_steps` run: the transformers backend) and,
+  side by side, through one padded `generate` call.
 
 FLOPs count 2 per multiply-add over the linear layers and the LM head (tied to the embedding),
 plus 4 * layers * T^2 * hidden for causal attention's two matmuls (halved for the mask); the
@@ -176,15 +180,8 @@ def _sft_and_grpo(bf16: bool, gflops: float, gbps: float) -> list[dict]:
             )
         )  # fmt: skip
     decode = max(generate - prefill, 0.0)
-    with torch.inference_mode():
-        fast_prefill = _timed(lambda: fast.model(input_ids=prompt, logits_to_keep=1))
-        fast_generate = _timed(
-            lambda: fast.model.generate(
-                input_ids=prompt, attention_mask=torch.ones_like(prompt), do_sample=True,
-                max_new_tokens=GRPO_NEW, min_new_tokens=GRPO_NEW, pad_token_id=0,
-            )
-        )  # fmt: skip
-    fast_decode = max(fast_generate - fast_prefill, 0.0)
+    # what the rollouts run: the copy through the decode engine (temperature sampling)
+    fast_prefill, fast_decode = _engine_seconds(fast.model, prompt, GRPO_NEW, temperature=0.6)
     refresh = _timed(fast.refresh)
     model.train()
     sequences = torch.randint(0, config.vocab_size, (2, PROMPT_TOKENS + GRPO_NEW))
@@ -218,9 +215,10 @@ def _sft_and_grpo(bf16: bool, gflops: float, gbps: float) -> list[dict]:
         (f"GRPO decode (2 x {GRPO_NEW} tokens), 4-bit base + adapter", decode, decode_flops,
          grpo_total, bytes_4bit),
         ("GRPO policy forward + backward + optimizer", train, train_flops, grpo_total, None),
-        ("GRPO prefill from the merged copy", fast_prefill, prefill_flops, fast_total, None),
-        (f"GRPO decode (2 x {GRPO_NEW} tokens) from the merged copy", fast_decode,
-         decode_flops, fast_total, bytes_copy),
+        ("GRPO prefill from the merged copy (row by row)", fast_prefill, prefill_flops,
+         fast_total, None),
+        (f"GRPO decode (2 x {GRPO_NEW} tokens) from the merged copy, decode engine",
+         fast_decode, decode_flops, fast_total, bytes_copy),
         ("GRPO refresh of the merged copy (per optimizer step)", refresh, None, fast_total,
          None),
     ]  # fmt: skip
@@ -255,19 +253,43 @@ def _evaluation(bf16: bool, gflops: float, gbps: float) -> list[dict]:
             )
         )  # fmt: skip
     decode = max(generate - prefill, 0.0)
-    total = prefill + decode
+    engine_prefill, engine_decode = _engine_seconds(model, prompts, EVAL_NEW, temperature=0.0)
+    total = engine_prefill + engine_decode
     width = 2 if bf16 else 4
     prefill_flops = EVAL_BATCH * _forward_flops(config, PROMPT_TOKENS, logits=1)
     decode_flops = EVAL_BATCH * sum(
         _forward_flops(config, 1, context=PROMPT_TOKENS + t) for t in range(EVAL_NEW)
     )
+    nbytes = _decode_bytes(config, EVAL_NEW, EVAL_BATCH, PROMPT_TOKENS, width, width)
     return [
-        _row(f"eval prefill ({EVAL_BATCH} x 1,350 tokens)", prefill, prefill_flops, total,
-             gflops, bf16),
-        _row(f"eval decode ({EVAL_BATCH} x {EVAL_NEW} tokens)", decode,
-             decode_flops, total, gflops, bf16,
-             _decode_bytes(config, EVAL_NEW, EVAL_BATCH, PROMPT_TOKENS, width, width), gbps),
+        _row(f"eval prefill ({EVAL_BATCH} x 1,350 tokens), row by row", engine_prefill,
+             prefill_flops, total, gflops, bf16),
+        _row(f"eval and online decode ({EVAL_BATCH} x {EVAL_NEW} tokens), decode engine",
+             engine_decode, decode_flops, total, gflops, bf16, nbytes, gbps),
+        _row(f"eval prefill ({EVAL_BATCH} x 1,350 tokens), one padded batch", prefill,
+             prefill_flops, prefill + decode, gflops, bf16),
+        _row(f"eval decode ({EVAL_BATCH} x {EVAL_NEW} tokens), plain generate", decode,
+             decode_flops, prefill + decode, gflops, bf16, nbytes, gbps),
+        {"measure": "eval decode, plain generate / decode engine", "unit": "x",
+         "value": decode / engine_decode,
+         "note": f"{decode:.1f} s vs {engine_decode:.1f} s, same prompts, same run"},
     ]  # fmt: skip
+
+
+def _engine_seconds(model, prompts: torch.Tensor, new: int, temperature: float):
+    """(prefill, decode) seconds of `mads_bench.decoding.decode` on `prompts` for `new`
+    tokens each (no EOS: every row runs to the end); prefill = a 1-token run."""
+    from mads_bench.decoding import decode
+
+    rows = prompts.tolist()
+
+    def run(tokens: int) -> float:
+        return _timed(lambda: decode(model, rows, max_new_tokens=tokens, eos_ids=[],
+                                     temperature=temperature, generator=0,
+                                     max_batch=len(rows)))  # fmt: skip
+
+    prefill = run(1)
+    return prefill, max(run(new) - prefill, 0.0)
 
 
 def _row(name, seconds, flops, total, gflops, bf16, nbytes=None, gbps=None) -> dict:
