@@ -1,7 +1,8 @@
 """Online evaluation with a transformers: assistant: conversations/s at concurrency 1, 4 and 8.
 
-The conversations of one run share the in-process model; at concurrency C their steps are
-generated as one padded batch (`simulation.backends.transformers_backend`). Measured side by
+The conversations of one run share the in-process model; at concurrency C their steps decode
+together, continuously batched, and each step reuses the keys and values of the conversation's
+previous prompt and reply (`simulation.backends.transformers_backend`). Measured side by
 side in one process on the same scenarios (the mock domain's, repeated as trials), each
 conversation capped at 2 user turns (the assistant's default 384 new tokens per step), so
 every configuration does the same work. `MADS_BENCH_ONLINE_MODEL` picks the model (default
@@ -54,6 +55,6 @@ def run() -> list[dict]:
     ]  # fmt: skip
     rows.append(
         {"measure": "online speed-up at concurrency 8", "value": rates[8] / rates[1], "unit": "x",
-         "note": "steps of concurrent conversations generated as one batch"}
+         "note": "steps of concurrent conversations decoded continuously batched"}
     )  # fmt: skip
     return rows

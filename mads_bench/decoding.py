@@ -35,7 +35,7 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +47,7 @@ from transformers.cache_utils import DynamicLayer
 __all__ = ["DecodeEngine", "DecodeResult", "GrowingLayer", "decode", "row_generators"]
 
 _SPARE = 128  # new cache columns allocated at once (amortises the copy of a reallocation)
+_MIN_PREFIX = 16  # a shorter stored prefix is not worth its lookup
 
 
 class GrowingLayer(DynamicLayer):
@@ -173,6 +174,10 @@ class DecodeEngine:
         tokenizer (*optional*): Decodes the tail of a row to check its stop strings; needed
             only for requests with stop strings.
         max_batch (`int`): Most rows decoding at once; later requests wait for a free slot.
+        prefix_cache (`int`): Keep the keys and values of this many finished rows (prompt and
+            reply); a new prompt that starts with one of them prefills only what follows the
+            common prefix (a conversation's next step). 0: off. Only for a model whose
+            weights do not change between requests.
 
     Example:
         >>> engine = DecodeEngine(model, eos_ids=[2], max_batch=4)  # doctest: +SKIP
@@ -182,11 +187,19 @@ class DecodeEngine:
     """
 
     def __init__(
-        self, model: Any, *, eos_ids: Sequence[int], tokenizer: Any = None, max_batch: int = 8
+        self,
+        model: Any,
+        *,
+        eos_ids: Sequence[int],
+        tokenizer: Any = None,
+        max_batch: int = 8,
+        prefix_cache: int = 0,
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         self.model = model
+        self.prefix_cache = prefix_cache
+        self._prefixes: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, ...]]] = OrderedDict()
         self.eos_ids = frozenset(int(i) for i in eos_ids)
         self.tokenizer = tokenizer
         self.max_batch = max_batch
@@ -296,7 +309,8 @@ class DecodeEngine:
     def _admit(self, row: _Row, finished: dict[int, DecodeResult]) -> None:
         device = self.model.device
         cache = _growing_cache(self.model.config)
-        ids = torch.tensor([row.prompt], device=device)
+        start = self._reuse_prefix(row.prompt, cache)
+        ids = torch.tensor([row.prompt[start:]], device=device)
         output = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
         token = self._choose([row], output.logits[:, -1, :])[0]
         if self._record(row, token):
@@ -337,13 +351,47 @@ class DecodeEngine:
         tokens = self._choose(self._rows, output.logits[:, -1, :])
         keep = [i for i, (row, token) in enumerate(zip(self._rows, tokens, strict=True))
                 if not self._record(row, token)]  # fmt: skip
-        for row in self._rows:
+        for index, row in enumerate(self._rows):
             if row.finish_reason is not None:
                 finished[row.ticket] = row.result()
+                self._keep_prefix(index, row)
         self._pending = torch.tensor(tokens, device=self._pending.device)
         self._positions = self._positions + 1
         if len(keep) < len(self._rows):
             self._select(keep)
+
+    def _keep_prefix(self, index: int, row: _Row) -> None:
+        """Store a finished row's cached keys and values (its prompt and all but its last
+        token, which was never fed back) under those token ids."""
+        if not self.prefix_cache:
+            return
+        tokens = tuple(row.prompt + row.tokens[:-1])
+        width = len(tokens)
+        self._prefixes[tokens] = [
+            (layer.keys[index : index + 1, :, -width:].clone(),
+             layer.values[index : index + 1, :, -width:].clone())
+            for layer in self._cache.layers
+        ]  # fmt: skip
+        self._prefixes.move_to_end(tokens)
+        while len(self._prefixes) > self.prefix_cache:
+            self._prefixes.popitem(last=False)
+
+    def _reuse_prefix(self, prompt: list[int], cache: DynamicCache) -> int:
+        """Fill `cache` with the longest stored prefix of `prompt` (at least `_MIN_PREFIX`
+        tokens, at most all but its last); returns how many tokens it covers."""
+        best, length = None, 0
+        for tokens in self._prefixes:
+            common = _common_prefix(tokens, prompt)
+            if common > length:
+                best, length = tokens, common
+        length = min(length, len(prompt) - 1)
+        if best is None or length < _MIN_PREFIX:
+            return 0
+        self._prefixes.move_to_end(best)
+        for layer, (keys, values) in zip(cache.layers, self._prefixes[best], strict=True):
+            layer.lazy_initialization(keys, values)
+            layer.keys, layer.values = keys[:, :, :length], values[:, :, :length]
+        return length
 
     def _select(self, keep: list[int]) -> None:
         """Keep only the rows `keep`, then drop the columns that are padding in all of them."""
@@ -388,6 +436,15 @@ class DecodeEngine:
         elif len(row.tokens) >= row.max_new_tokens:
             row.finish_reason = "length"
         return row.finish_reason is not None
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
 
 
 def _left_pad(tensor: torch.Tensor, width: int) -> torch.Tensor:

@@ -129,3 +129,34 @@ def test_bad_requests_are_refused(lm) -> None:
     with pytest.raises(ValueError, match="tokenizer"):
         engine.submit([1], max_new_tokens=2, stop_strings=["x"])
     assert len(row_generators(3, 4)) == 4
+
+
+def test_a_prompt_that_continues_a_finished_row_prefills_only_the_rest(lm, monkeypatch) -> None:
+    model, tokenizer = lm
+    first = _prompts(tokenizer)[3]
+    plain = DecodeEngine(model, eos_ids=[-1])
+    cached = DecodeEngine(model, eos_ids=[-1], prefix_cache=2)
+    [reply] = _run(cached, [first], 6)
+    follow_up = first + reply + tokenizer(" And a window seat.", add_special_tokens=False).input_ids
+    widths = []
+    original = model.forward
+
+    def spy(*args, **kwargs):
+        widths.append(kwargs["input_ids"].shape[1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", spy)
+    [again] = _run(cached, [follow_up], 5)
+    # the stored prompt + reply (all but its last token, never fed back) was not computed again
+    assert widths[0] == len(follow_up) - (len(first) + len(reply) - 1)
+    monkeypatch.undo()
+    # and the continuation is what a fresh prefill gives (float32)
+    assert again == _run(plain, [follow_up], 5)[0] == _alone(model, follow_up, 5)
+
+
+def _run(engine: DecodeEngine, prompts: list[list[int]], new: int) -> list[list[int]]:
+    tickets = [engine.submit(p, max_new_tokens=new) for p in prompts]
+    done = {}
+    while not engine.idle:
+        done.update(engine.step())
+    return [done[t].tokens for t in tickets]

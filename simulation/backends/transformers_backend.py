@@ -7,7 +7,9 @@ downloaded. A LoRA adapter folder written by the recipes is merged into its base
 tokenizer are loaded once, at first use. Generation is continuously batched
 (`mads_bench.decoding.DecodeEngine`): up to `batch_size` rows decode together, a row leaves
 the batch as soon as it ends (end of message, a stop string, `max_new_tokens`) and a waiting
-prompt takes its place at the next step, so no reply waits for a longer one. Greedy when
+prompt takes its place at the next step, so no reply waits for a longer one. The last
+`prefix_cache` finished replies keep their keys and values: a conversation's next prompt
+starts with its previous prompt and reply, and only the turns after them are prefilled. Greedy when
 `temperature == 0`; otherwise each prompt samples from its own torch generator drawn from
 `seed` (`mads_bench.decoding.row_generators`), so the global RNG is left untouched and the same
 seed and inputs give the same replies whichever other prompts share the steps (up to
@@ -62,6 +64,9 @@ class TransformersBackend(BaseChatBackend):
         dtype (`str | torch.dtype`, *optional*): E.g. `"bfloat16"`; `None`: the checkpoint's;
             `"auto"` (default): the checkpoint's, but bf16 for a float32 one where bf16 is
             native (`MADS_BENCH_BF16=0` turns that off).
+        prefix_cache (`int`, *optional*): Finished replies whose keys and values are kept, so
+            a conversation's next prompt (which starts with the last one and its reply)
+            prefills only its new turns; default `batch_size`, 0 turns it off.
 
     Raises:
         `ValueError`: When the spec has no model or the options are invalid.
@@ -79,6 +84,7 @@ class TransformersBackend(BaseChatBackend):
         batch_size: int = 8,
         device: str = "cpu",
         dtype: str | torch.dtype | None = "auto",
+        prefix_cache: int | None = None,
     ) -> None:
         prefix, model_name = split_spec(spec)
         if prefix != "transformers" or not model_name:
@@ -92,6 +98,9 @@ class TransformersBackend(BaseChatBackend):
         self.batch_size = batch_size
         self.device = device
         self.dtype = dtype
+        self.prefix_cache = batch_size if prefix_cache is None else prefix_cache
+        if not isinstance(self.prefix_cache, int) or self.prefix_cache < 0:
+            raise ValueError(f"{spec!r}: prefix_cache must be 0 or more, got {prefix_cache!r}.")
         self._model: Any = None
         self._tokenizer: Any = None
         self._load_lock = threading.Lock()
@@ -147,6 +156,7 @@ class TransformersBackend(BaseChatBackend):
             self._engine = DecodeEngine(
                 self._model, eos_ids=sorted(i for i in eos_ids if i is not None),
                 tokenizer=self._tokenizer, max_batch=self.batch_size,
+                prefix_cache=self.prefix_cache,
             )  # fmt: skip
         return self._engine
 
