@@ -35,9 +35,9 @@ __all__ = ["RolloutWeights", "rollout_dtype", "use_rollout_weights"]
 
 def rollout_dtype() -> torch.dtype:
     """bf16 where this CPU runs it natively (`MADS_BENCH_BF16=0` says no), else float32."""
-    from mads_bench.precision import native_bf16
+    from mads_bench.precision import inference_dtype
 
-    return torch.bfloat16 if native_bf16("cpu") else torch.float32
+    return inference_dtype("cpu", checkpoint=torch.float32)
 
 
 def use_rollout_weights(setting: str, training_args: Any) -> bool:

@@ -59,20 +59,8 @@ def test_part_flag_is_one_error_line(sample_path, tmp_path, capsys):
     assert "--dialogues --part validation: none of the 3" in capsys.readouterr().err
     assert not out.exists()
     # the same file twice: its dialogue ids repeat
-    assert (
-        main(
-            [
-                "atod",
-                "score",
-                "--pred",
-                str(sample_path),
-                "--gold",
-                str(sample_path),
-                str(sample_path),
-            ]
-        )
-        == 2
-    )
+    twice = ["--gold", str(sample_path), str(sample_path)]
+    assert main(["atod", "score", "--pred", str(sample_path), *twice]) == 2
     assert "is also in an earlier file" in capsys.readouterr().err
     # `atod fit` reads the fit part only: the sample has none of it
     model = tmp_path / "model.json"
