@@ -7,7 +7,8 @@ together in one `transformers.DynamicCache` instead:
 - a new request is prefilled alone (no padding, so its prompt is computed exactly as in
   unbatched generation) and merged into the running batch, the shorter side left-padded in
   the cache and masked out; each row keeps its own position ids, so padding changes nothing
-  but the shapes the kernels see;
+  but the shapes the kernels see; requests for the same prompt admitted together (a GRPO
+  group) share one prefill, each re-running only the prompt's last token;
 - a row leaves as soon as it emits an EOS id, its decoded text contains a stop string, or it
   reaches its `max_new_tokens` (its cache rows are dropped), and a waiting request takes the
   free slot at the next step;
@@ -283,13 +284,14 @@ class DecodeEngine:
             `dict[int, DecodeResult]`: The requests that finished during this step.
         """
         finished: dict[int, DecodeResult] = {}
+        admitted: dict[tuple[int, ...], list[tuple[torch.Tensor, ...]]] = {}
         with torch.inference_mode():
             while len(self._rows) < self.max_batch:
                 with self._lock:
                     row = self._waiting.popleft() if self._waiting else None
                 if row is None:
                     break
-                self._admit(row, finished)
+                self._admit(row, finished, admitted)
             if self._rows:
                 self._decode_step(finished)
         return finished
@@ -306,12 +308,26 @@ class DecodeEngine:
             self._reset_batch()
         return tickets
 
-    def _admit(self, row: _Row, finished: dict[int, DecodeResult]) -> None:
+    def _admit(
+        self,
+        row: _Row,
+        finished: dict[int, DecodeResult],
+        admitted: dict[tuple[int, ...], list[tuple[torch.Tensor, ...]]],
+    ) -> None:
+        """Prefill `row` alone and merge it into the batch. A prompt already prefilled in
+        this step (a GRPO group's copies of one prompt) reuses its keys and values: only its
+        last token is run again."""
         device = self.model.device
         cache = _growing_cache(self.model.config)
-        start = self._reuse_prefix(row.prompt, cache)
+        key = tuple(row.prompt)
+        if key in admitted:
+            start = _fill(cache, admitted[key], len(row.prompt) - 1)
+        else:
+            start = self._reuse_prefix(row.prompt, cache)
         ids = torch.tensor([row.prompt[start:]], device=device)
         output = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
+        if key not in admitted and len(row.prompt) > _MIN_PREFIX:
+            admitted[key] = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
         token = self._choose([row], output.logits[:, -1, :])[0]
         if self._record(row, token):
             finished[row.ticket] = row.result()
@@ -388,10 +404,7 @@ class DecodeEngine:
         if best is None or length < _MIN_PREFIX:
             return 0
         self._prefixes.move_to_end(best)
-        for layer, (keys, values) in zip(cache.layers, self._prefixes[best], strict=True):
-            layer.lazy_initialization(keys, values)
-            layer.keys, layer.values = keys[:, :, :length], values[:, :, :length]
-        return length
+        return _fill(cache, self._prefixes[best], length)
 
     def _select(self, keep: list[int]) -> None:
         """Keep only the rows `keep`, then drop the columns that are padding in all of them."""
@@ -436,6 +449,14 @@ class DecodeEngine:
         elif len(row.tokens) >= row.max_new_tokens:
             row.finish_reason = "length"
         return row.finish_reason is not None
+
+
+def _fill(cache: DynamicCache, states: list[tuple[torch.Tensor, ...]], length: int) -> int:
+    """Start a one-row `cache` with the first `length` columns of stored keys and values."""
+    for layer, (keys, values) in zip(cache.layers, states, strict=True):
+        layer.lazy_initialization(keys, values)
+        layer.keys, layer.values = keys[:, :, :length], values[:, :, :length]
+    return length
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

@@ -35,7 +35,7 @@ import logging
 import sys
 
 import transformers
-from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser
+from trl import GRPOConfig, ModelConfig, TrlParser
 
 from mads_bench.errors import UsageError
 from mads_bench.training import (
@@ -54,6 +54,7 @@ from mads_bench.training import (
 )
 from mads_bench.training.fast_weights import use_rollout_weights
 from mads_bench.training.rollout import check_reward_modes, conversation_training
+from mads_bench.training.shared_prompt import SharedPromptGRPOTrainer
 from mads_bench.training.step_rollout import StepRollout
 from rewards import get_reward_funcs
 
@@ -111,7 +112,7 @@ def main(
         model, peft_config = load_trainable_adapter(model, script_args.sft_adapter_path), None
     init_wandb(script_args, training_args, model_args, dataset_info, job_type="grpo")
 
-    trainer = GRPOTrainer(
+    trainer = SharedPromptGRPOTrainer(  # TRL's GRPOTrainer; a group's prompt runs once
         model=model,
         reward_funcs=reward_funcs,
         args=training_args,
@@ -121,6 +122,9 @@ def main(
         peft_config=peft_config,
         rollout_func=rollout_func,
     )
+    if script_args.curriculum_candidates:
+        trainer.train_dataset = _curriculum(trainer, rollout_func, train, script_args)
+        dataset_info["num_train_used"] = len(trainer.train_dataset)
     result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     result.metrics["peak_rss_mb"] = peak_rss_mb()
     result.metrics["bf16"] = training_args.bf16
@@ -141,6 +145,29 @@ def main(
     )
     trainer.accelerator.print(f"GRPO adapter saved to {out}")
     trainer.accelerator.end_training()
+
+
+def _curriculum(trainer, rollout_func, train, script_args):
+    """The training rows where the starting policy's sampled rewards differ; the probe's
+    report goes to `curriculum.json` in the output folder."""
+    import json
+    from pathlib import Path
+
+    from mads_bench.training.curriculum import policy_reward_curriculum
+
+    if script_args.rollout != "step":
+        raise UsageError("curriculum_candidates works in step mode only (rollout: step)")
+    rollout = rollout_func if isinstance(rollout_func, StepRollout) else StepRollout()
+    kept, report = policy_reward_curriculum(
+        trainer, rollout, train, candidates=script_args.curriculum_candidates,
+        samples=script_args.curriculum_samples, keep=script_args.curriculum_keep,
+        seed=script_args.subset_seed,
+    )  # fmt: skip
+    logger.info("curriculum: %s", report.to_dict())
+    out = Path(trainer.args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "curriculum.json").write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+    return kept
 
 
 if __name__ == "__main__":

@@ -160,3 +160,26 @@ def _run(engine: DecodeEngine, prompts: list[list[int]], new: int) -> list[list[
     while not engine.idle:
         done.update(engine.step())
     return [done[t].tokens for t in tickets]
+
+
+def test_a_groups_copies_of_one_prompt_share_its_prefill(lm, monkeypatch) -> None:
+    model, tokenizer = lm
+    prompt = _prompts(tokenizer)[3] + _prompts(tokenizer)[1]
+    widths = []
+    original = model.forward
+
+    def spy(*args, **kwargs):
+        widths.append(kwargs["input_ids"].shape[1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", spy)
+    results = decode(
+        model, [prompt] * 3, max_new_tokens=6, eos_ids=[-1], temperature=0.8, generator=5
+    )
+    # one full prefill, then the last prompt token once for each copy, then 5 decode steps
+    assert widths[:3] == [len(prompt), 1, 1] and widths[3:] == [1] * 5
+    monkeypatch.undo()
+    # the same samples as three full prefills (one row admitted per step: nothing shared)
+    alone = decode(model, [prompt] * 3, max_new_tokens=6, eos_ids=[-1], temperature=0.8,
+                   generator=5, max_batch=1)  # fmt: skip
+    assert [r.tokens for r in results] == [r.tokens for r in alone]
