@@ -145,6 +145,12 @@ class GRPOScriptArguments(MadsScriptArguments):
             adapter merged in, refreshed after each optimizer step:
             `mads_bench.training.fast_weights`), `copy` (that copy on any device) or
             `trained` (the trained model itself, TRL's own generation).
+        curriculum_candidates (`int`): Step mode: before training, probe this many training
+            rows with the starting policy and train only on those whose sampled rewards
+            differ (`mads_bench.training.curriculum`); 0 (default) trains on every row.
+        curriculum_samples (`int`): Completions sampled per probed row.
+        curriculum_keep (`int`, *optional*): Keep at most this many probed rows, the largest
+            reward spread first.
     """
 
     dataset_config: str | None = field(
@@ -189,6 +195,15 @@ class GRPOScriptArguments(MadsScriptArguments):
         metadata={"help": "Rollouts from `auto` (a merged copy on CPU), `copy` or `trained`.",
                   "choices": ["auto", "copy", "trained"]},
     )  # fmt: skip
+    curriculum_candidates: int = field(
+        default=0, metadata={"help": "Step mode: probe this many rows, train where rewards differ."}
+    )
+    curriculum_samples: int = field(
+        default=4, metadata={"help": "Curriculum: completions sampled per probed row."}
+    )
+    curriculum_keep: int | None = field(
+        default=None, metadata={"help": "Curriculum: keep at most this many rows."}
+    )
 
 
 def check_recipe_args(script_args: MadsScriptArguments, model_args: ModelConfig) -> None:
