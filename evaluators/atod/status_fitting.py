@@ -14,9 +14,15 @@ from `MARGIN_GRID`: the fit dialogues are tracked with each and the margin with 
 strict and release status accuracy is kept (one number, fitted like the weights on the same
 dialogues). Only the dialogues given are read: pass the fit part.
 
+The shipped model's figures on the dialogues it was fitted on are in-sample. How well the
+procedure does on fit dialogues it did not see comes from `out_of_fold_predictions`: the fit
+part dealt into dialogue folds, each fold tracked with a model fitted (all of the above: rounds,
+penalty, margin) on the other folds only.
+
 Example:
     >>> model = fit_status_model(select_part(dev, "fit"))  # doctest: +SKIP
     >>> model.save("evaluators/atod/status_model.json")  # doctest: +SKIP
+    >>> held_out = out_of_fold_predictions(select_part(dev, "fit"), folds=5)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from evaluators.atod.report import score_dialogues
 from evaluators.atod.status_features import FEATURES
 from evaluators.atod.status_model import CLASSES, StatusModel, fit_logistic
 from evaluators.atod.tracker import DEFAULT_ENCODERS, MemoryTracker, settings_for
-from mads_bench.atod_data import Dialogue, strip_gold
+from mads_bench.atod_data import Dialogue, Prediction, strip_gold
 from mads_bench.atod_lifecycle import status_at
 from mads_bench.errors import UsageError
 
@@ -151,3 +157,47 @@ def status_accuracy(dialogues: list[Dialogue], tracker: MemoryTracker, scorer: E
         score_dialogues(preds, dialogues, mode=m, embedder=scorer) for m in ("strict", "release")
     ]
     return sum(r["conditional_status_accuracy"] for r in reports) / 2
+
+
+def out_of_fold_predictions(
+    dialogues: list[Dialogue],
+    encoders: tuple[str, str] = DEFAULT_ENCODERS,
+    folds: int = 5,
+    seed: int = 0,
+    rounds: int = 2,
+    scorer: Embedder | None = None,
+    progress: Callable[[Iterable], Iterable] = lambda it: it,
+) -> list[Prediction]:
+    """Predictions of each dialogue by a status model fitted without it (dialogue folds).
+
+    Args:
+        dialogues (`list[Dialogue]`): Gold dialogues (the fit part).
+        folds (`int`): Folds, dealt by a seeded shuffle of the dialogues (`fold_of`).
+        seed (`int`): Seed of that shuffle (the inner penalty folds keep `fit_status_model`'s).
+
+    Returns:
+        `list[Prediction]`: One per dialogue, in input order, each tracked with the model
+        `fit_status_model` fits on the other folds.
+
+    Raises:
+        `UsageError`: With fewer than two folds, or fewer dialogues per training set than
+            the inner folds need.
+    """
+    if folds < 2:
+        raise UsageError(f"cross-validation needs at least 2 folds, got {folds}")
+    memory, intent = (cached(minilm_embedder(name)) for name in encoders)
+    scorer = scorer or cached(minilm_embedder())
+    fold = fold_of(dialogues, folds, seed)
+    predictions: list[Prediction | None] = [None] * len(dialogues)
+    for k in progress(range(folds)):
+        train = [d for d, f in zip(dialogues, fold, strict=True) if f != k]
+        model = fit_status_model(
+            train, encoders, rounds=rounds, folds=min(5, len(train)), scorer=scorer
+        )
+        tracker = MemoryTracker(
+            memory, intent_embedder=intent, status_model=model, **settings_for(*encoders)
+        )
+        for position in (i for i, f in enumerate(fold) if f == k):
+            state = tracker.track(strip_gold(dialogues[position]))
+            predictions[position] = prediction_dialogue(dialogues[position], state)
+    return predictions

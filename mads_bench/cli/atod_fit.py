@@ -3,12 +3,16 @@
 `atod fit` reads gold dialogues, keeps the fit part of the recorded split
 (`evaluators/atod/dev_split.json`) and fits the tracker's status model on it
 (`evaluators.atod.status_fitting`), writing `evaluators/atod/status_model.json` unless told
-otherwise. `atod track` and `atod score` take ``--part fit|validation`` to read one part only.
+otherwise. With ``--cv-pred`` it writes no model: it cross-validates the fitting procedure over
+dialogue folds of the fit part and writes each fit dialogue's held-out predictions (for `atod
+score`). `atod track` and `atod score` take ``--part fit|validation`` to read one part only.
 
 Example::
 
     mads-bench atod fit --dialogues ../shared/data/atod_dev/medium_dev.json \\
         ../shared/data/atod_dev/medium_dev_2.json
+    mads-bench atod fit --dialogues ../shared/data/atod_dev/medium_dev*.json \\
+        --cv-pred fit_held_out.jsonl --folds 5
     mads-bench atod track --dialogues ../shared/data/atod_dev/medium_dev*.json \\
         --part validation --out validation.jsonl
 """
@@ -69,6 +73,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="Model file to write (default: the one the tracker ships with).",
     )
     fit.add_argument("--rounds", type=positive_int, default=2, help="Fitting rounds (2).")
+    fit.add_argument(
+        "--cv-pred",
+        type=Path,
+        help="Write no model: cross-validate the fit over dialogue folds of the fit part and "
+        "write each fit dialogue's held-out predictions here (score them with `atod score`).",
+    )
+    fit.add_argument("--folds", type=positive_int, default=5, help="Folds of --cv-pred (5).")
+    fit.add_argument("--seed", type=int, default=0, help="Seed of the --cv-pred folds (0).")
     fit.add_argument("--json", action="store_true", help="Print the fit record as JSON.")
     fit.set_defaults(handler=run_fit)
 
@@ -80,6 +92,8 @@ def run_fit(args: argparse.Namespace) -> int:
     from evaluators.atod.status_fitting import fit_status_model
     from mads_bench.cli.atod import load_gold
 
+    if args.cv_pred is not None:
+        return run_cross_validation(args)
     check_outputs({"--dialogues": args.dialogues}, {"--out": args.out})
     if args.out.is_dir():
         raise UsageError(f"--out {args.out} is a folder; give a .json file")
@@ -98,5 +112,38 @@ def run_fit(args: argparse.Namespace) -> int:
         print(
             f"fitted on {len(dialogues)} dialogues ({rows}); l2 {model.fitted['l2']}, "
             f"stay margin {model.stay_margin}; wrote {args.out}"
+        )
+    return 0
+
+
+def run_cross_validation(args: argparse.Namespace) -> int:
+    """`atod fit --cv-pred`: held-out predictions of the fit part; writes no model."""
+    from tqdm.auto import tqdm
+
+    from evaluators.atod.status_fitting import out_of_fold_predictions
+    from mads_bench.atod_data import write_dialogues
+    from mads_bench.cli.atod import load_gold
+
+    check_outputs({"--dialogues": args.dialogues}, {"--cv-pred": args.cv_pred})
+    if args.cv_pred.is_dir():
+        raise UsageError(f"--cv-pred {args.cv_pred} is a folder; give a .jsonl or .json file")
+    dialogues = select("--dialogues", load_gold("--dialogues", args.dialogues), "fit")
+    if args.folds < 2 or args.folds > len(dialogues):
+        raise UsageError(f"--folds must be in [2, {len(dialogues)}], got {args.folds}")
+    predictions = out_of_fold_predictions(
+        dialogues,
+        folds=args.folds,
+        seed=args.seed,
+        rounds=args.rounds,
+        progress=lambda it: tqdm(it, desc="folds", file=sys.stderr),
+    )
+    write_dialogues(predictions, args.cv_pred)
+    record = {"cv_pred": str(args.cv_pred), "dialogues": len(dialogues), "folds": args.folds}
+    if args.json:
+        print_json(args, record | {"seed": args.seed})
+    else:
+        print(
+            f"wrote held-out predictions of {len(dialogues)} fit dialogues ({args.folds} "
+            f"folds, seed {args.seed}) to {args.cv_pred}; score them with `atod score`"
         )
     return 0

@@ -69,3 +69,11 @@ def test_part_flag_is_one_error_line(sample_path, tmp_path, capsys):
     assert not model.exists()
     assert main(["atod", "fit", "--dialogues", str(sample_path), "--out", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
+    # cross-validation reads the fit part only too, and writes nothing when it has none
+    held_out = tmp_path / "held_out.jsonl"
+    cv = ["atod", "fit", "--dialogues", str(sample_path), "--cv-pred", str(held_out)]
+    assert main(cv) == 2
+    assert "--dialogues --part fit: none of the 3" in capsys.readouterr().err
+    assert not held_out.exists() and not model.exists()
+    assert main([*cv[:-1], str(tmp_path)]) == 2
+    assert "--cv-pred" in capsys.readouterr().err

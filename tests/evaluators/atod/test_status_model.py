@@ -14,7 +14,12 @@ from evaluators.atod.status_features import (
     goal_features,
     remember,
 )
-from evaluators.atod.status_fitting import fit_status_model, labelled_rows, undecided_model
+from evaluators.atod.status_fitting import (
+    fit_status_model,
+    labelled_rows,
+    out_of_fold_predictions,
+    undecided_model,
+)
 from evaluators.atod.status_model import (
     CLASSES,
     MODEL_FILE,
@@ -23,6 +28,7 @@ from evaluators.atod.status_model import (
 )
 from evaluators.atod.tracker import MemoryTracker
 from mads_bench.atod_data import load_dialogues
+from mads_bench.errors import UsageError
 from mads_bench.loading import CatalogError
 
 
@@ -111,3 +117,13 @@ def test_fit_on_the_sample_decides_statuses(sample_path):
         [(t.speaker, t.utterance) for t in gold[0].turns]
     )
     assert "completed" in {g.status for g in decided.goals}
+
+
+def test_out_of_fold_predictions_track_each_dialogue_without_it(sample_path):
+    gold = load_dialogues(sample_path)
+    # three folds of one dialogue: each is tracked by a model fitted on the other two
+    held_out = out_of_fold_predictions(gold, folds=3, rounds=1)
+    assert [p.dialogue_id for p in held_out] == [d.dialogue_id for d in gold]
+    assert all(p.goal_list for p in held_out)
+    with pytest.raises(UsageError, match="at least 2 folds"):
+        out_of_fold_predictions(gold, folds=1)
