@@ -7,6 +7,11 @@ in free text normalised by ``normalise(text, numbers="canonical")`` from `mads_b
 (case-insensitive, ``1,200`` = ``1200`` = ``1200.00``). The cue detectors
 (confirmation question, affirmative answer, completion, decline) are keyword rules that also
 work on LLM-written messages.
+
+This module is the one home of the yes/no reading (:func:`is_affirmative`, :func:`is_refusal`)
+and of the decline lexicon (:data:`DECLINE_CUES`, :data:`ALTERNATIVE_CUES`): the scripted
+agents, the validator's task-success and faithfulness checks and the APIGen narrator all read
+a user's agreement and an assistant's decline through them.
 """
 
 from __future__ import annotations
@@ -57,8 +62,18 @@ _COMPLETION_CUES = (
     "you're all set",
     "you are all set",
 )
-_DECLINE_CUES = ("i'm sorry", "i am sorry", "unfortunately", "i can't", "i cannot", "unable to")
-_ALTERNATIVE_CUES = ("instead", "alternative", "i can offer", "option", "you could", "i suggest")
+DECLINE_CUES = re.compile(
+    r"\b(?:sorry|unfortunately|can't|cannot|can not|could not|couldn't|unable|not able|"
+    r"not possible|no longer|only be|is not allowed|isn't allowed|refused)\b",
+    re.IGNORECASE,
+)
+"""A sentence that refuses or reports that something cannot be done."""
+ALTERNATIVE_CUES = re.compile(
+    r"\b(?:instead|alternatives?|alternatively|i can offer|i could offer|i can|you could|"
+    r"i suggest|another|options?|or i can|would you like)\b",
+    re.IGNORECASE,
+)
+"""A message that offers something else."""
 
 
 def slot_label(name: str) -> str:
@@ -235,11 +250,21 @@ def reports_completion(text: str) -> bool:
     return any(cue in lowered for cue in _COMPLETION_CUES)
 
 
+def declines(text: str) -> bool:
+    """Whether a message (or sentence) declines: "Sorry, that cannot be moved."."""
+    return DECLINE_CUES.search(text) is not None
+
+
 def declines_with_alternatives(text: str) -> bool:
-    """Whether an assistant message declines and offers something else."""
-    lowered = text.casefold()
-    declines = any(cue in lowered for cue in _DECLINE_CUES)
-    return declines and any(cue in lowered for cue in _ALTERNATIVE_CUES)
+    """Whether an assistant message declines and offers something else.
+
+    Example:
+        >>> declines_with_alternatives("Unfortunately it is sold out; I can offer the 9:00.")
+        True
+        >>> declines_with_alternatives("Your table is booked. Would you like anything else?")
+        False
+    """
+    return declines(text) and ALTERNATIVE_CUES.search(text) is not None
 
 
 def mentioned_slots(text: str, slot_names: list[str]) -> list[str]:
