@@ -8,6 +8,6 @@
 | `trajectory_io` | append-only, resumable trajectory JSONL |
 | `validator` | syntax, faithfulness, role confusion, task success; `validate_run` |
 | `backends` | the LLM backend registry (`transformers:`, `openai:`, `fake:`): the layer below |
-| `importers` | APIGen-MT conversations into Pre-Act trajectories |
+| `importers` | APIGen-MT conversations into Pre-Act trajectories; τ²-bench domains as packs |
 | `atod_generation` | ATOD dialogues from SGD goal sequences |
 """
