@@ -3,6 +3,7 @@
 | subpackage / module | holds |
 | --- | --- |
 | `agents` | user, assistant and tool agents behind one `respond(view)` protocol |
+| `agents/*.json` | the agents' wording as data (phrase sets, prompt text, cue words) |
 | `tool_backend`, `adversity` | the stateful tool backend and its seeded execution adversities |
 | `runner`, `parallel`, `simulate_run` | one conversation; many, sharded, in parallel; to a file |
 | `trajectory_io` | append-only, resumable trajectory JSONL |

@@ -11,7 +11,8 @@ work on LLM-written messages.
 This module is the one home of the yes/no reading (:func:`is_affirmative`, :func:`is_refusal`)
 and of the decline lexicon (:data:`DECLINE_CUES`, :data:`ALTERNATIVE_CUES`): the scripted
 agents, the validator's task-success and faithfulness checks and the APIGen narrator all read
-a user's agreement and an assistant's decline through them.
+a user's agreement and an assistant's decline through them. The cue words are data,
+``cues.json`` beside this module (:func:`simulation.agents.wording.cue_lexicon`).
 """
 
 from __future__ import annotations
@@ -21,58 +22,20 @@ import re
 from typing import Any
 
 from mads_bench.text import normalise, split_sentences
+from simulation.agents.wording import cue_lexicon
 
 DONE_TOKEN = "[DONE]"
 NOT_PROCESSED_NOTICE = "Sorry, I could not process that request. Could you say it again?"
 
 _LABEL_WORDS = {"id": "ID", "last4": "last four digits", "num": "number", "ref": "reference"}
-_CONFIRM_CUES = (
-    "shall i",
-    "should i",
-    "do you want me to",
-    "would you like me to",
-    "can i go ahead",
-    "may i go ahead",
-    "ok to proceed",
-    "okay to proceed",
-    "want me to",
-    "okay if i",
-    "alright if i",
-    "happy for me to",
-    "ready for me to",
-    "can i proceed",
-    "may i proceed",
-    "good to go",
-)
-_AFFIRMATIVE = re.compile(
-    r"\b(yes|yep|yeah|yup|sure|ok|okay|go ahead|confirm|confirmed|please do|book it|do it|"
-    r"fine|correct|that's right|sounds good|perfect|aye|proceed)\b",
-    re.IGNORECASE,
-)
-_NEGATIVE = re.compile(r"\b(no|nope|don't|dont|do not|stop|wait|cancel that)\b", re.IGNORECASE)
-_COMPLETION_CUES = (
-    "all done",
-    "is done",
-    "has been",
-    "have been",
-    "successfully",
-    "is now",
-    "here is what i found",
-    "here's what i found",
-    "you're all set",
-    "you are all set",
-)
-DECLINE_CUES = re.compile(
-    r"\b(?:sorry|unfortunately|can't|cannot|can not|could not|couldn't|unable|not able|"
-    r"not possible|no longer|only be|is not allowed|isn't allowed|refused)\b",
-    re.IGNORECASE,
-)
+_CUES = cue_lexicon()
+_CONFIRM_CUES = _CUES.confirmation
+_AFFIRMATIVE = _CUES.pattern("affirmative")
+_NEGATIVE = _CUES.pattern("negative")
+_COMPLETION_CUES = _CUES.completion
+DECLINE_CUES = _CUES.pattern("decline")
 """A sentence that refuses or reports that something cannot be done."""
-ALTERNATIVE_CUES = re.compile(
-    r"\b(?:instead|alternatives?|alternatively|i can offer|i could offer|i can|you could|"
-    r"i suggest|another|options?|or i can|would you like)\b",
-    re.IGNORECASE,
-)
+ALTERNATIVE_CUES = _CUES.pattern("alternative")
 """A message that offers something else."""
 
 
