@@ -1,9 +1,9 @@
 """The one sentence-encoder wrapper: lazy loading, batching, a cache and cosine similarities.
 
 Every consumer of sentence embeddings goes through :class:`SentenceEncoder`: the validator's
-embedding checks (role confusion, the decline explanation), the GRPO semantic reward and L-1's
-semantic similarity (:meth:`SentenceEncoder.pairs`), and the ATOD goal matcher (calling the
-object). The encoder is loaded on first use through
+embedding checks (role confusion, the decline explanation), SAGE's offline grounding verifier,
+the GRPO semantic reward and L-1's semantic similarity (:meth:`SentenceEncoder.pairs`), and
+the ATOD goal matcher (calling the object). The encoder is loaded on first use through
 :func:`mads_bench.models.load_sentence_encoder` (``minilm`` by default, one instance per
 process and model), or given (a test's fake, anything with sentence-transformers' ``encode``).
 
@@ -17,7 +17,9 @@ Three ways to embed, each kept exactly as its consumer has always computed it:
   a GRPO group and across epochs; predictions rarely do).
 * calling the object — one plain encoder call, no cache (the ATOD matcher's embedder).
 
-The cache keeps the ``cache_size`` most recently used texts. sentence-transformers normalises
+The cache holds at most ``cache_size`` texts: when a call would overflow it, it is emptied
+but for the texts that call needs (recurring texts are encoded again, once).
+sentence-transformers normalises
 the vectors itself (``normalize_embeddings=True``); a row further than 1e-4 from unit length
 (an encoder that ignores the flag, such as a test's fake) is divided by its norm, so a dot
 product is always a cosine. Rows already of unit length are left bit for bit as the encoder
@@ -37,7 +39,6 @@ Example:
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,7 @@ class SentenceEncoder:
             (``"minilm"``, ``"mpnet"``), a local path or a cached Hub id; or the encoder
             itself (anything with sentence-transformers' ``encode``).
         batch_size (`int`): Encoder batch size.
-        cache_size (`int`): How many embeddings to keep (least recently used go first).
+        cache_size (`int`): How many embeddings to keep (emptied when full).
         encoder (`Any`, *optional*): The encoder, when ``model`` is only a label (tests and
             benchmarks).
     """
@@ -70,7 +71,7 @@ class SentenceEncoder:
             model, encoder = type(model).__name__, model
         self.model, self.batch_size, self.cache_size = model, batch_size, cache_size
         self._encoder = encoder
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache: dict[str, np.ndarray] = {}
         self.encode_seconds = 0.0  # time spent inside the encoder, for benchmarks
         self.encode_calls = 0
 
@@ -121,10 +122,8 @@ class SentenceEncoder:
             return self([])
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if todo:
-            self._cache.update(zip(todo, self._encoded(todo), strict=True))
-        rows = np.stack([self._cached(t) for t in texts])
-        self._evict()
-        return rows
+            self._store(todo, self._encoded(todo), texts)
+        return np.stack([self._cache[t] for t in texts])
 
     def cosine(self, a: str, b: str) -> float:
         """Cosine similarity of two texts."""
@@ -149,17 +148,14 @@ class SentenceEncoder:
             return []
         missing = list(dict.fromkeys(r for r in references if r not in self._cache))
         vectors = self._encoded(list(predicted) + missing)
-        for text, vector in zip(missing, vectors[len(predicted) :], strict=True):
-            self._cache[text] = vector
-        gold = np.stack([self._cached(r) for r in references])
+        if missing:
+            self._store(missing, vectors[len(predicted) :], references)
+        gold = np.stack([self._cache[r] for r in references])
         cosines = np.einsum("ij,ij->i", vectors[: len(predicted)], gold)
-        self._evict()
         return [float(min(1.0, max(0.0, c))) for c in cosines]
 
-    def _cached(self, text: str) -> np.ndarray:
-        self._cache.move_to_end(text)
-        return self._cache[text]
-
-    def _evict(self) -> None:
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+    def _store(self, new: list[str], vectors: np.ndarray, needed: list[str]) -> None:
+        """Cache ``new``; a full cache is emptied first, keeping the ``needed`` texts."""
+        if len(self._cache) + len(new) > self.cache_size:
+            self._cache = {t: self._cache[t] for t in dict.fromkeys(needed) if t in self._cache}
+        self._cache.update(zip(new, vectors, strict=True))

@@ -57,9 +57,19 @@ def test_pairs_cache_only_references():
     assert all(0.0 <= s <= 1.0 for s in scores)
     encoder.pairs(["a"], ["gold"])
     assert fake.calls[-1] == ["a"] and list(encoder._cache) == ["gold"]
-    # a new reference evicts the least recently used one (cache_size=1)
+    # a new reference overflows the cache (cache_size=1): emptied, the new one kept
     encoder.pairs(["a"], ["other"])
     assert list(encoder._cache) == ["other"]
+
+
+def test_a_full_cache_keeps_what_the_call_needs():
+    fake = CountingEncoder()
+    encoder = SentenceEncoder(fake, cache_size=2)
+    encoder.encode(["a", "bb"])
+    # "ccc" overflows the cache; "a", cached and needed by this call, stays
+    rows = encoder.encode(["a", "ccc"])
+    assert fake.calls[-1] == ["ccc"] and sorted(encoder._cache) == ["a", "ccc"]
+    assert rows.shape == (2, 2)
 
 
 def test_calling_it_is_one_uncached_call():
