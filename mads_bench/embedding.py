@@ -11,7 +11,8 @@ Three ways to embed, each kept exactly as its consumer has always computed it:
 
 * :meth:`~SentenceEncoder.encode` — cached unit vectors; only texts not seen before reach the
   encoder, in one batch. Scripted users repeat many sentences, so the validator encodes each
-  once; the ATOD tracker's encoders are used the same way.
+  once; SAGE's grounding verifier (in sorted batches of 32) and the ATOD tracker's encoders
+  are used the same way.
 * :meth:`~SentenceEncoder.pairs` — clamped cosines of ``(predicted, reference)`` pairs in one
   encoder call: the predictions plus the references not cached yet (references repeat across
   a GRPO group and across epochs; predictions rarely do).
@@ -19,11 +20,10 @@ Three ways to embed, each kept exactly as its consumer has always computed it:
 
 The cache holds at most ``cache_size`` texts: when a call would overflow it, it is emptied
 but for the texts that call needs (recurring texts are encoded again, once).
-sentence-transformers normalises
-the vectors itself (``normalize_embeddings=True``); a row further than 1e-4 from unit length
-(an encoder that ignores the flag, such as a test's fake) is divided by its norm, so a dot
-product is always a cosine. Rows already of unit length are left bit for bit as the encoder
-gave them.
+sentence-transformers normalises the vectors itself (``normalize_embeddings=True``); a row
+further than 1e-4 from unit length (an encoder that ignores the flag, such as a test's fake)
+is divided by its norm, so a dot product is always a cosine. Rows already of unit length are
+left bit for bit as the encoder gave them.
 
 Example:
     >>> class Fake:
