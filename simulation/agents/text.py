@@ -9,7 +9,8 @@ in free text normalised by ``normalise(text, numbers="canonical")`` from `mads_b
 work on LLM-written messages.
 
 This module is the one home of the yes/no reading (:func:`is_affirmative`, :func:`is_refusal`)
-and of the decline lexicon (:data:`DECLINE_CUES`, :data:`ALTERNATIVE_CUES`): the scripted
+and of the decline lexicon (:data:`DECLINE_CUES`, :data:`LIMITATION_CUES`,
+:data:`ALTERNATIVE_CUES`): the scripted
 agents, the validator's task-success and faithfulness checks and the APIGen narrator all read
 a user's agreement and an assistant's decline through them. The cue words are data,
 ``cues.json`` beside this module (:func:`simulation.agents.wording.cue_lexicon`).
@@ -35,6 +36,9 @@ _NEGATIVE = _CUES.pattern("negative")
 _COMPLETION_CUES = _CUES.completion
 DECLINE_CUES = _CUES.pattern("decline")
 """A sentence that refuses or reports that something cannot be done."""
+LIMITATION_CUES = _CUES.pattern("limitation")
+"""A stated limit ("could not", "no longer", "only be"): part of a decline's explanation, but
+also said in slot values ("reason: no longer needed"), so never a decline on its own."""
 ALTERNATIVE_CUES = _CUES.pattern("alternative")
 """A message that offers something else."""
 
@@ -218,16 +222,21 @@ def declines(text: str) -> bool:
     return DECLINE_CUES.search(text) is not None
 
 
-def declines_with_alternatives(text: str) -> bool:
-    """Whether an assistant message declines and offers something else.
+def declines_with_alternatives(text: str, *, limits: bool = False) -> bool:
+    """Whether an assistant message declines and offers something else; with ``limits``, a
+    stated limit counts as declining (the task-success check's reading of an explanation).
 
     Example:
         >>> declines_with_alternatives("Unfortunately it is sold out; I can offer the 9:00.")
         True
         >>> declines_with_alternatives("Your table is booked. Would you like anything else?")
         False
+        >>> said = "It can only be moved by phone. Would you like the number?"
+        >>> declines_with_alternatives(said), declines_with_alternatives(said, limits=True)
+        (False, True)
     """
-    return declines(text) and ALTERNATIVE_CUES.search(text) is not None
+    declined = declines(text) or (limits and LIMITATION_CUES.search(text) is not None)
+    return declined and ALTERNATIVE_CUES.search(text) is not None
 
 
 def mentioned_slots(text: str, slot_names: list[str]) -> list[str]:

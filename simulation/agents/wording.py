@@ -143,6 +143,7 @@ class CueLexicon(_Strict):
     affirmative: Phrases
     negative: Phrases
     decline: Phrases
+    limitation: Phrases
     alternative: Phrases
 
     def pattern(self, name: str) -> re.Pattern[str]:

@@ -200,7 +200,7 @@ class TaskSuccessChecker:
             )
             return
         where, text = last
-        explains = declines_with_alternatives(text)
+        explains = declines_with_alternatives(text, limits=True)
         claim = _COMPLETION_CLAIM.search(text)
         # "Sorry, flight AU233 has been cancelled by the airline; I can search other flights"
         # reports a fact while declining: only a claim without decline and alternative pretends
