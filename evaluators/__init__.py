@@ -5,7 +5,11 @@
 | `step_scoring`, `report`, `step_predictions` | step scoring (L-1, L-2, rewards); predictions |
 | `predict` | a model's next step over a dataset split (as the simulator's assistant) |
 | `l1`, `l2` | turn-level (MADS §3.5.1) and trajectory-level (§3.5.2) metrics |
-| `similarity` | sentence-embedding similarity (all-mpnet-base-v2 by default) |
+| `online` | a live assistant in simulated conversations: task success, pass^k, adversaries |
 | `sage` | SAGE state-grounded turn verdicts, the SGD benchmark, the validator's SAGE stage |
 | `atod` | ATOD goal tracking and lifecycle metrics |
+| `bootstrap` | every bootstrap CI: resampling, percentile interval, paired difference |
+| `metric_info` | the `evaluate` metric-info block every metric module shares |
+| `similarity` | `SentenceSimilarity`, the metrics' name for `mads_bench.embedding`'s encoder |
+| `realism` | how human-like simulated user turns read (the realism figures) |
 """

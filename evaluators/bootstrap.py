@@ -1,4 +1,19 @@
-"""Paired bootstrap of a before/after difference, resampling whole units (conversations).
+"""Every bootstrap of the project: the resampling, the percentile interval, the paired difference.
+
+One module owns how a confidence interval is drawn, so the figures of the demo (paired
+before/after over conversations), online evaluation (success rate over scenarios, and A − B),
+SAGE (F1 over turns and ΔF1 between two verdict sets) and ATOD (headline figures over
+dialogues) are resampled the same way. Two engines, each kept for the figures it has always
+produced with a given seed:
+
+* a statistic over a list of units of any size (:func:`bootstrap_interval`,
+  :func:`paired_bootstrap`): Python's ``random.Random(seed)`` draws each resample unit by unit,
+  and the interval is read at the sorted resamples' ``int(tail·(R−1))`` and
+  ``round((1−tail)·(R−1))``;
+* a vectorised statistic over fixed items (SAGE's F1, ATOD's figures): :func:`resample_indices`
+  draws all resamples at once with ``numpy.random.default_rng(seed)``, and
+  :func:`percentile_interval` reads ``numpy.percentile`` (linear) at the two tails;
+  :func:`two_sided_p` gives the paired p-value of a difference.
 
 Two systems scored on the same held-out items differ by their scores *and* by which items
 happen to be in the sample. The paired bootstrap keeps the pairing: each resample draws units
@@ -9,6 +24,8 @@ steps; with one item per unit this is the ordinary paired bootstrap. Any statist
 (macro recalls, micro F1, means), since it is recomputed on each resample's items.
 
 Example:
+    >>> bootstrap_interval([[1], [0], [1], [1]], lambda xs: sum(xs) / len(xs), resamples=200)
+    [0.25, 1.0]
     >>> units = [([0, 0], [1, 1]), ([0, 1], [1, 1]), ([0], [1]), ([1], [1])]
     >>> result = paired_bootstrap(units, lambda xs: sum(xs) / len(xs), resamples=500)
     >>> result.before, result.after, round(result.delta, 3)
@@ -24,7 +41,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
-__all__ = ["PairedDifference", "paired_bootstrap"]
+import numpy as np
+
+__all__ = [
+    "PairedDifference",
+    "bootstrap_interval",
+    "paired_bootstrap",
+    "percentile_interval",
+    "resample_indices",
+    "two_sided_p",
+]
 
 T = TypeVar("T")
 
@@ -63,6 +89,59 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
+def _draws(count: int, resamples: int, seed: int) -> list[list[int]]:
+    """``resamples`` draws of ``count`` unit indices with replacement (Python's RNG)."""
+    rng = random.Random(seed)
+    return [[rng.randrange(count) for _ in range(count)] for _ in range(resamples)]
+
+
+def _interval(values: list[float], level: float) -> tuple[float | None, float | None]:
+    """Percentile interval of sorted ``values`` (None, None with fewer than 2)."""
+    if len(values) < 2:
+        return None, None
+    tail = (1 - level) / 2
+    return values[int(tail * (len(values) - 1))], values[int(round((1 - tail) * (len(values) - 1)))]
+
+
+def _check(units: Sequence[Any], level: float, resamples: int, name: str) -> None:
+    if not units:
+        raise ValueError(f"{name} needs at least one unit")
+    if not 0 < level < 1 or resamples < 1:
+        raise ValueError(f"level must be in (0, 1) and resamples >= 1, got {level}, {resamples}")
+
+
+def bootstrap_interval(
+    units: Sequence[Sequence[T]],
+    statistic: Callable[[list[T]], float | None],
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> list[float | None]:
+    """Percentile bootstrap CI ``[low, high]`` of ``statistic`` over resampled units.
+
+    Args:
+        units (`Sequence[Sequence]`): The items of each unit (a scenario's success rate, a
+            conversation's steps); a resample takes whole units.
+        statistic (`Callable[[list], float | None]`): Computed on a resample's pooled items;
+            None where undefined (that resample is dropped).
+        resamples (`int`): Bootstrap draws; seed (`int`): their seed; level (`float`): coverage.
+
+    Returns:
+        `list`: ``[low, high]``, both None when fewer than 2 resamples had a defined statistic.
+
+    Raises:
+        `ValueError`: With no units, or `level`/`resamples` out of range.
+    """
+    _check(units, level, resamples, "bootstrap_interval")
+    values = []
+    for chosen in _draws(len(units), resamples, seed):
+        value = statistic([item for i in chosen for item in units[i]])
+        if value is not None:
+            values.append(value)
+    return list(_interval(sorted(values), level))
+
+
 def paired_bootstrap(
     units: Sequence[tuple[Sequence[T], Sequence[T]]],
     statistic: Callable[[list[T]], float | None],
@@ -88,10 +167,7 @@ def paired_bootstrap(
     Raises:
         `ValueError`: With no units, or `level`/`resamples` out of range.
     """
-    if not units:
-        raise ValueError("paired_bootstrap needs at least one unit")
-    if not 0 < level < 1 or resamples < 1:
-        raise ValueError(f"level must be in (0, 1) and resamples >= 1, got {level}, {resamples}")
+    _check(units, level, resamples, "paired_bootstrap")
 
     def pooled(chosen: Sequence[int]) -> tuple[float | None, float | None]:
         before = [item for i in chosen for item in units[i][0]]
@@ -100,18 +176,13 @@ def paired_bootstrap(
 
     before, after = pooled(range(len(units)))
     delta = None if before is None or after is None else after - before
-    rng = random.Random(seed)
     deltas = []
-    for _ in range(resamples):
-        b, a = pooled([rng.randrange(len(units)) for _ in units])
+    for chosen in _draws(len(units), resamples, seed):
+        b, a = pooled(chosen)
         if b is not None and a is not None:
             deltas.append(a - b)
     deltas.sort()
-    low = high = None
-    if len(deltas) >= 2:
-        tail = (1 - level) / 2
-        low = deltas[int(tail * (len(deltas) - 1))]
-        high = deltas[int(round((1 - tail) * (len(deltas) - 1)))]
+    low, high = _interval(deltas, level)
     return PairedDifference(
         before=_round(before),
         after=_round(after),
@@ -123,3 +194,30 @@ def paired_bootstrap(
         units=len(units),
         items=sum(len(b) for b, _ in units),
     )
+
+
+def resample_indices(count: int, resamples: int, seed: int) -> np.ndarray:
+    """All resamples at once: a ``(resamples, count)`` matrix of item indices.
+
+    Example:
+        >>> resample_indices(3, 2, seed=0).shape
+        (2, 3)
+    """
+    return np.random.default_rng(seed).integers(0, count, size=(resamples, count))
+
+
+def percentile_interval(values: Sequence[float] | np.ndarray, level: float = 0.95) -> list[float]:
+    """``[low, high]``: the linear-interpolated percentiles of ``values`` at the two tails.
+
+    Example:
+        >>> percentile_interval(np.arange(101.0))
+        [2.5, 97.5]
+    """
+    tail = round(50 * (1 - level), 9)  # 2.5 for 95%, not 2.500000000000002
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return [float(low), float(high)]
+
+
+def two_sided_p(deltas: np.ndarray) -> float:
+    """Two-sided p-value of a paired difference: twice the smaller tail of either sign."""
+    return min(1.0, 2 * min(float((deltas <= 0).mean()), float((deltas >= 0).mean())))

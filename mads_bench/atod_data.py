@@ -42,7 +42,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from mads_bench.files import atomic_write_text
-from mads_bench.loading import CatalogError, validation_error
+from mads_bench.loading import CatalogError, load_json_or_jsonl, validation_error
 
 Status = Literal["not_mentioned", "open", "pending", "completed", "failed", "abandoned"]
 STATUSES: tuple[str, ...] = Status.__args__
@@ -257,41 +257,7 @@ def load_dialogues(path: Path | str, *, model: type[RecordT] = Dialogue) -> list
         12
     """
     path = Path(path)
-    return parse_dialogues(_read_json_records(path), path, model=model)
-
-
-def _read_json_records(path: Path) -> Any:
-    if path.is_dir():
-        raise CatalogError(path, "", "is a folder; expected a JSON or JSONL file")
-    try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise CatalogError(path, "", f"cannot read file ({err.strerror})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise CatalogError(path, f"byte {err.start}", "not UTF-8 text") from None
-    if not text.strip():
-        return []
-    # A dialogue is an object, so a file that starts with `[` is a JSON array whatever its name.
-    array = path.suffix == ".json" or text.lstrip()[0] == "["
-    if array:
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as err:
-            reason = err.msg
-            if reason == "Extra data":
-                reason += " (a .json file holds one array; name a JSONL file .jsonl)"
-            raise CatalogError(path, f"line {err.lineno} column {err.colno}", reason) from None
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            raise CatalogError(path, f"line {number} column {err.colno}", err.msg) from None
-    return rows
+    return parse_dialogues(load_json_or_jsonl(path), path, model=model)
 
 
 def write_dialogues(dialogues: list[Dialogue], path: Path | str) -> None:

@@ -4,6 +4,11 @@ Every hand-written file of the project (tools, personas, scenarios, task templat
 configs) goes through :func:`load_models` or :func:`load_model`, so a malformed file
 always fails the same way: ``CatalogError: scenarios.yaml: [3].behaviors[0].withheld:
 Field required``.
+
+Published data that comes "as a JSON array or JSONL" (ATOD dialogues, APIGen-MT conversations)
+is read by one reader, :func:`iter_json_records`: each record with the line it starts on, a bad
+record reported where it is instead of raised (importers skip it and carry on);
+:func:`load_json_or_jsonl` is the strict form that raises the first problem.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -212,3 +218,162 @@ def load_models(path: Path | str, model: type[ModelT], key: str | None = None) -
         except ValidationError as err:
             raise validation_error(path, err, prefix=f"{prefix}[{index}]") from None
     return items
+
+
+_DECODER = json.JSONDecoder()
+_JSONL_HINT = " (a .json file holds one array; name a JSONL file .jsonl)"
+
+
+@dataclass(frozen=True)
+class JsonRecord:
+    """One record of a JSON-array or JSONL file, or why it could not be read.
+
+    ``line``/``column`` (1-based) say where the record, or the problem, starts; ``index``
+    counts records from 0. A problem inside a JSON array ends the file (JSON cannot be
+    resynchronised): ``rest_skipped`` is then true.
+    """
+
+    line: int
+    index: int
+    value: Any = None
+    error: str | None = None
+    column: int = 1
+    rest_skipped: bool = False
+
+
+def read_text_file(path: Path | str) -> str:
+    """The UTF-8 text of a data file (a byte-order mark is dropped).
+
+    Raises:
+        `CatalogError`: A folder, an unreadable file, or bytes that are not UTF-8.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise CatalogError(path, "", "is a folder; expected a JSON or JSONL file")
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise CatalogError(path, "", f"cannot read file ({err.strerror})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise CatalogError(path, f"byte {err.start}", "not UTF-8 text") from None
+
+
+def is_json_array(path: Path | str, text: str) -> bool:
+    """Whether a file is read as one JSON document: every ``.json`` file, and any file whose
+    text starts with ``[`` (a record is an object, so that is an array whatever the name);
+    anything else is JSONL."""
+    return Path(path).suffix == ".json" or text.lstrip().startswith("[")
+
+
+def _where(text: str, position: int) -> tuple[int, int]:
+    line = text.count("\n", 0, position) + 1
+    return line, position - (text.rfind("\n", 0, position) + 1) + 1
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return position
+
+
+def _jsonl_records(text: str) -> Iterator[JsonRecord]:
+    index = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield JsonRecord(number, index, value=json.loads(line))
+        except json.JSONDecodeError as err:
+            yield JsonRecord(number, index, error=err.msg, column=err.colno)
+        index += 1
+
+
+def _array_records(text: str) -> Iterator[JsonRecord]:
+    position = _skip_space(text, 0)
+    if not text.startswith("[", position):
+        line, column = _where(text, position)
+        error = "expected a JSON array ('[')"
+        yield JsonRecord(line, 0, error=error, column=column, rest_skipped=True)
+        return
+    position, index = _skip_space(text, position + 1), 0
+    closed = text.startswith("]", position)
+    while not closed:
+        line, column = _where(text, position)
+        try:
+            value, position = _DECODER.raw_decode(text, position)
+        except json.JSONDecodeError as err:
+            yield JsonRecord(err.lineno, index, error=err.msg, column=err.colno, rest_skipped=True)
+            return
+        yield JsonRecord(line, index, value=value, column=column)
+        index += 1
+        position = _skip_space(text, position)
+        if text.startswith(",", position):
+            position = _skip_space(text, position + 1)
+        elif text.startswith("]", position):
+            closed = True
+        else:
+            line, column = _where(text, position)
+            error = "Expecting ',' delimiter"
+            yield JsonRecord(line, index, error=error, column=column, rest_skipped=True)
+            return
+    position = _skip_space(text, position + 1)
+    if position < len(text):
+        line, column = _where(text, position)
+        yield JsonRecord(line, index, error="Extra data", column=column, rest_skipped=True)
+
+
+def iter_json_records(path: Path | str) -> Iterator[JsonRecord]:
+    """Every record of a JSON-array or JSONL file (see :func:`is_json_array`), in file order.
+
+    Never raises on content: a line or element that is not JSON is a :class:`JsonRecord`
+    with ``error`` set (a JSONL line on its own; in an array, the rest of the file with it).
+    Whether a record is an object is the caller's business.
+
+    Raises:
+        `CatalogError`: The file cannot be read as UTF-8 text (see :func:`read_text_file`).
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "x.json"
+        >>> _ = path.write_text('[\\n {"a": 1},\\n 7 8\\n]')
+        >>> [(r.line, r.value, r.error) for r in iter_json_records(path)]
+        [(2, {'a': 1}, None), (3, 7, None), (3, None, "Expecting ',' delimiter")]
+    """
+    yield from _records(path, read_text_file(path))
+
+
+def _records(path: Path | str, text: str) -> Iterator[JsonRecord]:
+    if text.strip():
+        yield from (_array_records if is_json_array(path, text) else _jsonl_records)(text)
+
+
+def load_json_or_jsonl(path: Path | str) -> Any:
+    """The content of a JSON or JSONL file: a JSONL file's records as a list, a JSON file's
+    document (an array as a list; any other value as it is, for the caller to reject).
+
+    Raises:
+        `CatalogError`: Unreadable file, or the first JSON problem as ``line L column C``;
+            a ``.json`` file holding JSONL says how to name it.
+    """
+    path = Path(path)
+    text = read_text_file(path)
+    if not text.strip():
+        return []
+    if is_json_array(path, text) and not text.lstrip().startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            hint = _JSONL_HINT if err.msg == "Extra data" else ""
+            raise CatalogError(
+                path, f"line {err.lineno} column {err.colno}", err.msg + hint
+            ) from None
+    values = []
+    for record in _records(path, text):
+        if record.error is not None:
+            hint = _JSONL_HINT if record.error == "Extra data" else ""
+            where = f"line {record.line} column {record.column}"
+            raise CatalogError(path, where, record.error + hint)
+        values.append(record.value)
+    return values

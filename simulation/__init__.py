@@ -3,11 +3,12 @@
 | subpackage / module | holds |
 | --- | --- |
 | `agents` | user, assistant and tool agents behind one `respond(view)` protocol |
+| `agents/*.json` | the agents' wording as data (phrase sets, prompt text, cue words) |
 | `tool_backend`, `adversity` | the stateful tool backend and its seeded execution adversities |
 | `runner`, `parallel`, `simulate_run` | one conversation; many, sharded, in parallel; to a file |
 | `trajectory_io` | append-only, resumable trajectory JSONL |
 | `validator` | syntax, faithfulness, role confusion, task success; `validate_run` |
 | `backends` | the LLM backend registry (`transformers:`, `openai:`, `fake:`): the layer below |
-| `importers` | APIGen-MT conversations into Pre-Act trajectories |
+| `importers` | APIGen-MT conversations into Pre-Act trajectories; τ²-bench domains as packs |
 | `atod_generation` | ATOD dialogues from SGD goal sequences |
 """

@@ -72,3 +72,33 @@ def test_syntax_errors_name_the_line(tmp_path):
         load_models(path, Scenario)
     with pytest.raises(CatalogError, match="cannot read"):
         load_models(tmp_path / "missing.yaml", Scenario)
+
+
+def test_one_reader_for_json_arrays_and_jsonl(tmp_path):
+    from mads_bench.loading import iter_json_records, load_json_or_jsonl
+
+    # JSONL: a bad line is one error record, the next line still reads
+    jsonl = tmp_path / "d.jsonl"
+    jsonl.write_text('{"a": 1}\n{oops\n\n[2]\n')
+    found = [(r.line, r.index, r.value, r.error) for r in iter_json_records(jsonl)]
+    assert found[0] == (1, 0, {"a": 1}, None) and found[2] == (4, 2, [2], None)
+    assert found[1][:2] == (2, 1) and found[1][3].startswith("Expecting property name")
+    # an array under any name (it starts with "["); a byte-order mark is dropped
+    array = tmp_path / "d.txt"
+    array.write_text('\ufeff[{"a": 1},\n {"b": 2}] trailing')
+    records = list(iter_json_records(array))
+    assert [r.value for r in records[:2]] == [{"a": 1}, {"b": 2}]
+    assert (records[2].line, records[2].column, records[2].error) == (2, 12, "Extra data")
+    assert records[2].rest_skipped
+    # the strict form raises the first problem, where it is
+    with pytest.raises(CatalogError, match=r"line 2 column 2: Expecting property name"):
+        load_json_or_jsonl(jsonl)
+    # JSONL saved as .json: the hint says how to name it
+    lines = tmp_path / "lines.json"
+    lines.write_text('{"a": 1}\n{"a": 2}\n')
+    with pytest.raises(CatalogError, match=r"line 2 column 1: Extra data \(a \.json file"):
+        load_json_or_jsonl(lines)
+    # a blank file holds no records
+    empty = tmp_path / "empty.json"
+    empty.write_text("\n")
+    assert load_json_or_jsonl(empty) == [] and list(iter_json_records(empty)) == []

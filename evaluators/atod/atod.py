@@ -2,10 +2,10 @@
 
 import json
 
-import datasets
 import evaluate
 
 from evaluators.atod.report import score_dialogues
+from evaluators.metric_info import metric_info
 from mads_bench.atod_data import Prediction, parse_dialogues
 
 _DESCRIPTION = """\
@@ -49,13 +49,10 @@ class Atod(evaluate.Metric):
     """ATOD goal-lifecycle metrics."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
+        return metric_info(
+            _DESCRIPTION,
+            _CITATION,
+            _KWARGS_DESCRIPTION,
             reference_urls=["https://arxiv.org/abs/2601.11854"],
         )
 

@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 
 from evaluators.atod.judge import STATUS_LABELS, _first_json_object
-from evaluators.atod.matching import Embedder
+from evaluators.atod.matching import EmbedFn
 from mads_bench.atod_data import (
     Dialogue,
     Goal,
@@ -185,7 +185,7 @@ def track_with_judge(
     *,
     method: Method = "prompt-only",
     top_k: int = 5,
-    embedder: Embedder | None = None,
+    embedder: EmbedFn | None = None,
 ) -> list[Prediction]:
     """Track goals with a prompt-only or RAG baseline and return ATOD-format predictions.
 
@@ -195,7 +195,7 @@ def track_with_judge(
         judge (`JudgeBackend`): Answers one goal-table prompt per dialogue and turn.
         method (`str`): `prompt-only` or `rag`.
         top_k (`int`): Past turns retrieved per turn (`rag`).
-        embedder (`Embedder`, *optional*): Texts -> normalised vectors (`rag`; MiniLM if None).
+        embedder (`EmbedFn`, *optional*): Texts -> normalised vectors (`rag`; MiniLM if None).
 
     Returns:
         `list[Prediction]`: One prediction per input dialogue, in order.

@@ -28,6 +28,8 @@ from collections import Counter
 
 import numpy as np
 
+from evaluators.bootstrap import percentile_interval, resample_indices
+
 LEVEL = 0.95
 
 
@@ -83,19 +85,13 @@ def bootstrap_intervals(rows: list[dict], resamples: int = 1000, seed: int = 0) 
         `dict`: figure -> `[low, high]` (`None` where a figure is undefined on most resamples:
         a status no resample has).
     """
-    rng = np.random.default_rng(seed)
     samples: dict[str, list[float]] = {name: [] for name in _headline(rows)}
-    for _ in range(resamples):
-        drawn = [rows[i] for i in rng.integers(0, len(rows), len(rows))]
+    for index in resample_indices(len(rows), resamples, seed):
+        drawn = [rows[i] for i in index]
         for name, value in _headline(drawn).items():
             if name in samples and value is not None:
                 samples[name].append(value)
-    tail = 100 * (1 - LEVEL) / 2
     return {
-        name: (
-            [float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail))]
-            if len(v) * 2 >= resamples
-            else None
-        )
+        name: percentile_interval(v, LEVEL) if len(v) * 2 >= resamples else None
         for name, v in samples.items()
     }

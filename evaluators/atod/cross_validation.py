@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from evaluators.atod.matching import Embedder, minilm_embedder
+from evaluators.atod.matching import EmbedFn, minilm_embedder
 from evaluators.atod.predictions import prediction_dialogue
 from evaluators.atod.report import score_dialogues
 from evaluators.atod.tracker import DEFAULT_ENCODERS, MemoryTracker, settings_for
@@ -35,21 +35,6 @@ GRID: dict[str, tuple[float, ...]] = {
     "intent_threshold": (0.35, 0.45, 0.55),
     "unnamed_intent_threshold": (0.50, 0.60, 0.70),
 }
-
-
-def cached(embed: Embedder) -> Embedder:
-    """``embed`` with a per-text cache (rows are returned in the order asked)."""
-    store: dict[str, np.ndarray] = {}
-
-    def embed_cached(texts: list[str]) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in store]
-        if new:
-            store.update(zip(new, embed(new), strict=True))
-        if not texts:
-            return embed([])
-        return np.stack([store[t] for t in texts])
-
-    return embed_cached
 
 
 def objective(strict: dict) -> float:
@@ -73,7 +58,7 @@ def cross_validate(
     folds: int = 5,
     seed: int = 0,
     grid: dict[str, Iterable[float]] | None = None,
-    scorer: Embedder | None = None,
+    scorer: EmbedFn | None = None,
     progress: Callable[[Iterable], Iterable] = lambda it: it,
 ) -> dict:
     """Cross-validate the tracker's thresholds for the (memory, intent) ``encoders``.
@@ -98,8 +83,8 @@ def cross_validate(
     settings = [
         dict(zip(names, values, strict=True)) for values in itertools.product(*grid.values())
     ]
-    memory, intent = (cached(minilm_embedder(name)) for name in encoders)
-    score_embed = scorer or cached(minilm_embedder())
+    memory, intent = (minilm_embedder(name).encode for name in encoders)
+    score_embed = scorer or minilm_embedder().encode
     predictions = []
     for setting in progress(settings):
         tracker = MemoryTracker(memory, intent_embedder=intent, **setting)

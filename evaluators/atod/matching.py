@@ -29,28 +29,21 @@ import numpy as np
 from evaluators.atod.catalog import action_cues, domain_cues
 from evaluators.atod.judge import judge_same_goal
 from mads_bench.atod_data import Goal
+from mads_bench.embedding import SentenceEncoder
 from simulation.backends.judge import JudgeBackend
 
 Mode = Literal["release", "strict"]
-Embedder = Callable[[list[str]], np.ndarray]
+EmbedFn = Callable[[list[str]], np.ndarray]
 
 DEFAULT_THRESHOLD = 0.40
 CUE_FLOOR = 0.25
 
 
-def minilm_embedder(model: str = "minilm") -> Embedder:
-    """An embedder returning L2-normalised MiniLM vectors (float32, one row per text)."""
-    from mads_bench.models import load_sentence_encoder
-
-    encoder = load_sentence_encoder(model)
-
-    def embed(texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, encoder.get_sentence_embedding_dimension()), dtype=np.float32)
-        vectors = encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
-        return np.asarray(vectors, dtype=np.float32)
-
-    return embed
+def minilm_embedder(model: str = "minilm") -> SentenceEncoder:
+    """An embedder returning L2-normalised MiniLM vectors (float32, one row per text), uncached:
+    the one sentence encoder (:class:`mads_bench.embedding.SentenceEncoder`) at
+    sentence-transformers' default batch size, as the matcher was scored with."""
+    return SentenceEncoder(model, batch_size=32)
 
 
 def goal_text(goal: Goal) -> str:
@@ -115,7 +108,7 @@ class GoalMatcher:
 
     mode: Mode = "strict"
     threshold: float = DEFAULT_THRESHOLD
-    embedder: Embedder | None = None
+    embedder: EmbedFn | None = None
     judge: JudgeBackend | None = None
 
     def match(self, pred: Sequence[Goal], gold: Sequence[Goal]) -> GoalMatch:

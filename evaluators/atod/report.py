@@ -19,7 +19,7 @@ from __future__ import annotations
 from statistics import mean
 
 from evaluators.atod.bootstrap import bootstrap_intervals, per_status
-from evaluators.atod.matching import DEFAULT_THRESHOLD, Embedder, GoalMatcher, Mode
+from evaluators.atod.matching import DEFAULT_THRESHOLD, EmbedFn, GoalMatcher, Mode
 from evaluators.atod.tracker_scoring import CORRELATED, PROGRESS_BINS, score_dialogue
 from mads_bench.atod_data import Dialogue
 from mads_bench.atod_lifecycle import correlation, dgcr, ntc, pooled_goals
@@ -98,7 +98,7 @@ def score_dialogues(
     *,
     mode: Mode = "release",
     threshold: float = DEFAULT_THRESHOLD,
-    embedder: Embedder | None = None,
+    embedder: EmbedFn | None = None,
     judge: JudgeBackend | None = None,
     bins: int = PROGRESS_BINS,
     bootstrap: int = 0,
@@ -112,7 +112,7 @@ def score_dialogues(
         gold (`list[Dialogue]`): Gold dialogues.
         mode (`str`): `release` (lenient, comparable with the paper) or `strict`.
         threshold (`float`): Cosine threshold of the goal matcher.
-        embedder (`Embedder`, *optional*): Text embedder (MiniLM when None).
+        embedder (`EmbedFn`, *optional*): Text embedder (MiniLM when None).
         judge (`JudgeBackend`, *optional*): Vetoes candidate goal matches (`strict` only).
         bins (`int`): Progress bins.
         bootstrap (`int`): Dialogue resamples for `confidence_intervals` (0: none).

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from evaluators.atod.cross_validation import cached, fold_of
-from evaluators.atod.matching import Embedder, GoalMatcher, minilm_embedder
+from evaluators.atod.cross_validation import fold_of
+from evaluators.atod.matching import EmbedFn, GoalMatcher, minilm_embedder
 from evaluators.atod.predictions import prediction_dialogue
 from evaluators.atod.report import score_dialogues
 from evaluators.atod.status_features import FEATURES
@@ -98,7 +98,7 @@ def fit_status_model(
     rounds: int = 2,
     folds: int = 5,
     seed: int = 0,
-    scorer: Embedder | None = None,
+    scorer: EmbedFn | None = None,
     progress: Callable[[Iterable], Iterable] = lambda it: it,
 ) -> StatusModel:
     """Fit the status model on gold ``dialogues`` (see the module docstring).
@@ -112,8 +112,8 @@ def fit_status_model(
     """
     if len(dialogues) < folds:
         raise UsageError(f"fitting needs at least {folds} dialogues, got {len(dialogues)}")
-    memory, intent = (cached(minilm_embedder(name)) for name in encoders)
-    scorer = scorer or cached(minilm_embedder())
+    memory, intent = (minilm_embedder(name).encode for name in encoders)
+    scorer = scorer or minilm_embedder().encode
     matcher = GoalMatcher(mode="strict", embedder=scorer)
 
     def tracker(model: StatusModel) -> MemoryTracker:
@@ -150,7 +150,7 @@ def fit_status_model(
     )
 
 
-def status_accuracy(dialogues: list[Dialogue], tracker: MemoryTracker, scorer: Embedder) -> float:
+def status_accuracy(dialogues: list[Dialogue], tracker: MemoryTracker, scorer: EmbedFn) -> float:
     """Mean of strict and release conditional status accuracy of ``tracker`` on ``dialogues``."""
     preds = [prediction_dialogue(d, tracker.track(strip_gold(d))) for d in dialogues]
     reports = [

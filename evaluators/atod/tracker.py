@@ -53,7 +53,7 @@ from evaluators.atod.judge import (
     parse_relations,
     parse_status,
 )
-from evaluators.atod.matching import Embedder, minilm_embedder
+from evaluators.atod.matching import EmbedFn, minilm_embedder
 from evaluators.atod.memory import TERMINAL, GoalStore, TrackedGoal
 from evaluators.atod.status_features import (
     FEATURES,
@@ -105,9 +105,9 @@ class MemoryTracker:
     """Symbolic + vector memory goal tracker with a zero-LLM default.
 
     Args:
-        embedder (`Embedder`, *optional*): Texts -> normalised vectors (MiniLM when None): the
+        embedder (`EmbedFn`, *optional*): Texts -> normalised vectors (MiniLM when None): the
             goal memory's vectors (existence match, attribution of follow-up clauses).
-        intent_embedder (`Embedder`, *optional*): Reads the intent of the user's request
+        intent_embedder (`EmbedFn`, *optional*): Reads the intent of the user's request
             clauses against the catalogue (``embedder`` when None). Only request clauses
             (~1 in 9) reach it, so a slow accurate encoder costs little here.
         judge (`JudgeBackend`, *optional*): Used for existence checks, status and relations.
@@ -121,9 +121,9 @@ class MemoryTracker:
 
     def __init__(
         self,
-        embedder: Embedder | None = None,
+        embedder: EmbedFn | None = None,
         judge: JudgeBackend | None = None,
-        intent_embedder: Embedder | None = None,
+        intent_embedder: EmbedFn | None = None,
         catalog: list[IntentEntry] | None = None,
         top_k: int = 5,
         threshold: float = 0.40,

@@ -3,10 +3,10 @@
 Load offline with ``evaluate.load("evaluators/l1")`` (a path to this folder).
 """
 
-import datasets
 import evaluate
 
 from evaluators.l1.core import L1Step, score_l1
+from evaluators.metric_info import metric_info
 from evaluators.similarity import SentenceSimilarity
 from evaluators.step_scoring import GoldAction
 
@@ -71,18 +71,8 @@ def _per_step(values, name, n):
 class L1(evaluate.Metric):
     """MADS L-1 turn-level metrics."""
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string"),
-                    "references": {name: datasets.Value("string") for name in _FIELDS},
-                }
-            ),
-        )
+    def _info(self) -> evaluate.MetricInfo:
+        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, reference_fields=_FIELDS)
 
     def _compute(
         self,

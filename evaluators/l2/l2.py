@@ -3,10 +3,10 @@
 Load offline with ``evaluate.load("evaluators/l2")`` (a path to this folder).
 """
 
-import datasets
 import evaluate
 
 from evaluators.l2.core import L2Step, score_l2
+from evaluators.metric_info import metric_info
 from evaluators.step_scoring import GoldAction
 
 _CITATION = """\
@@ -61,18 +61,8 @@ _FIELDS = ("conversation_id", "action_type", "tool_name")
 class L2(evaluate.Metric):
     """MADS L-2 trajectory-level success rate."""
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string"),
-                    "references": {name: datasets.Value("string") for name in _FIELDS},
-                }
-            ),
-        )
+    def _info(self) -> evaluate.MetricInfo:
+        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, reference_fields=_FIELDS)
 
     def _compute(
         self, predictions, references, domains=None, complexities=None, max_edit_distance=1

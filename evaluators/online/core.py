@@ -39,14 +39,13 @@ Example:
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evaluators.bootstrap import paired_bootstrap
+from evaluators.bootstrap import bootstrap_interval, paired_bootstrap
 from mads_bench.data_model import Scenario, Trajectory
 from mads_bench.pre_act import canonical_json
 from simulation.validator.aggregate import resolve
@@ -188,7 +187,9 @@ def _summary(outcomes: Sequence[OnlineOutcome], resamples: int, seed: int) -> di
         "scenarios": len(by_scenario),
         "conversations": len(outcomes),
         "success_rate": sum(o.success for o in outcomes) / len(outcomes),
-        "success_rate_ci95": _bootstrap(rates, resamples, seed),
+        "success_rate_ci95": bootstrap_interval(
+            [[rate] for rate in rates], _mean, resamples=resamples, seed=seed
+        ),
         "pass_hat_k": {
             str(k): sum(
                 pass_hat_k(sum(o.success for o in g), len(g), k) for g in by_scenario.values()
@@ -208,11 +209,8 @@ def _summary(outcomes: Sequence[OnlineOutcome], resamples: int, seed: int) -> di
     return out
 
 
-def _bootstrap(values: Sequence[float], resamples: int, seed: int) -> list[float]:
-    """95% percentile bootstrap CI of the mean, resampling scenarios."""
-    rng = random.Random(seed)
-    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(resamples))
-    return [means[int(0.025 * (resamples - 1))], means[int(0.975 * (resamples - 1))]]
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
 
 
 def score_online(

@@ -6,9 +6,9 @@ finished conversations (trajectory JSON, e.g. lines of ``eval online``'s or ``si
 finished run can be scored without running it again.
 """
 
-import datasets
 import evaluate
 
+from evaluators.metric_info import metric_info
 from evaluators.online.core import conversation_outcome, score_online
 from mads_bench.catalog import load_all_scenarios
 from mads_bench.data_model import Scenario, Trajectory
@@ -57,15 +57,8 @@ Examples:
 class Online(evaluate.Metric):
     """Online task success (state, told, ended) and pass^k."""
 
-    def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-        )
+    def _info(self) -> evaluate.MetricInfo:
+        return metric_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION)
 
     def _compute(self, predictions, references, scenarios=None, resamples=10_000):
         known = {s.id: s for s in load_all_scenarios(include_mock=True)}

@@ -26,6 +26,7 @@ import numpy as np
 from evaluators.sage.grounding_scores import ScoreRequests, gate_key, score_criterion
 from evaluators.sage.records import Criterion, TurnRecord
 from evaluators.sage.workflow import WorkflowSpec
+from mads_bench.embedding import SentenceEncoder
 
 Item = tuple[Criterion, TurnRecord, WorkflowSpec]
 Decision = tuple[bool | None, float, str]
@@ -107,34 +108,19 @@ class OfflineGroundingVerifier:
     def __init__(
         self, encoder: Any = DEFAULT_ENCODER, gates: dict[str, Gate] | None = None
     ) -> None:
-        self._encoder = encoder
+        # the one sentence-encoder wrapper; batch 32 measured half the time per turn of 128
+        self.sentences = SentenceEncoder(encoder, batch_size=32, cache_size=self.CACHE_SIZE)
         self.encoder_name: str | None = encoder if isinstance(encoder, str) else None
         """The encoder's name or path as given (None for an encoder object)."""
         if gates is None:
             gates = GATES.get(self.encoder_name or "", DEFAULT_GATES)
         self.gates = dict(gates)
-        self._cache: dict[str, np.ndarray] = {}
 
     def encode(self, texts: list[str]) -> dict[str, np.ndarray]:
-        """Unit-norm embeddings of the distinct texts; the ones not cached in one call."""
+        """Unit-norm embeddings of the distinct texts; the ones not cached in one call (in
+        sorted order, so a batch is the same whatever order the texts came in)."""
         unique = sorted(set(texts))
-        missing = [t for t in unique if t not in self._cache]
-        if missing:
-            if isinstance(self._encoder, str):
-                from mads_bench.models import load_sentence_encoder
-
-                self._encoder = load_sentence_encoder(self._encoder)
-            vectors = self._encoder.encode(
-                missing,
-                batch_size=32,  # measured: half the time per turn of 128 on 2 cores
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-            if len(self._cache) + len(missing) > self.CACHE_SIZE:
-                self._cache.clear()
-            self._cache.update(zip(missing, np.asarray(vectors), strict=True))
-        return {t: self._cache[t] for t in unique}
+        return dict(zip(unique, self.sentences.encode(unique), strict=True)) if unique else {}
 
     def scores(self, items: list[Item]) -> list[tuple[float, str]]:
         """Raw scores (before the gate) with a note on the best evidence, batched."""

@@ -2,9 +2,9 @@
 
 import json
 
-import datasets
 import evaluate
 
+from evaluators.metric_info import metric_info
 from evaluators.sage.cascade import SageConfig, SageEvaluator
 from evaluators.sage.grounding import DEFAULT_ENCODER, OfflineGroundingVerifier
 from evaluators.sage.records import TurnLabel, TurnRecord
@@ -69,13 +69,10 @@ class Sage(evaluate.Metric):
     """SAGE-Core turn evaluation scored against gold labels."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
+        return metric_info(
+            _DESCRIPTION,
+            _CITATION,
+            _KWARGS_DESCRIPTION,
             reference_urls=["https://arxiv.org/abs/2609.00434"],
         )
 

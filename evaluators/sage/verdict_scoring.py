@@ -5,7 +5,8 @@
   verdict is a failure naming c) plus per-class detection recall (caught as a failure at all).
 * 95% percentile bootstrap CIs over turns (10,000 resamples, seed 0) and a paired bootstrap of
   ΔF1 between two verdict sets on the same resampled turns, with a two-sided p-value (twice
-  the smaller tail probability of ΔF1 taking either sign).
+  the smaller tail probability of ΔF1 taking either sign); the resampling, the interval and
+  the p-value are :mod:`evaluators.bootstrap`'s, this module only supplies F1.
 * Selective F1 at 100/90/80% coverage: turns ranked by their minimum decision margin, the
   least confident declined.
 
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from evaluators.bootstrap import percentile_interval, resample_indices, two_sided_p
 from evaluators.sage.records import FAILURE_CLASSES, TurnLabel, Verdict
 
 BOOTSTRAP_RESAMPLES = 10_000
@@ -43,21 +45,16 @@ def _f1_resamples(gold: np.ndarray, pred: np.ndarray, index: np.ndarray) -> np.n
     return np.where(tp > 0, 2 * tp / np.maximum(1, 2 * tp + wrong), 0.0)
 
 
-def _indices(n: int, resamples: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-
-
 def bootstrap_f1_ci(
     gold: Sequence[bool], pred: Sequence[bool], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
 ) -> tuple[float, float]:
     """95% percentile bootstrap CI of F1 over turns."""
     g, p = np.asarray(gold, bool), np.asarray(pred, bool)
-    f1 = _f1_resamples(g, p, _indices(len(g), resamples, seed))
-    low, high = np.percentile(f1, [2.5, 97.5])
-    return float(low), float(high)
+    low, high = percentile_interval(_f1_resamples(g, p, resample_indices(len(g), resamples, seed)))
+    return low, high
 
 
-def paired_bootstrap(
+def paired_f1_bootstrap(
     gold: Sequence[bool],
     pred_a: Sequence[bool],
     pred_b: Sequence[bool],
@@ -67,15 +64,14 @@ def paired_bootstrap(
     """ΔF1 = F1(a) − F1(b) on the same resampled turns: point, 95% CI and two-sided p."""
     g = np.asarray(gold, bool)
     a, b = np.asarray(pred_a, bool), np.asarray(pred_b, bool)
-    index = _indices(len(g), resamples, seed)
+    index = resample_indices(len(g), resamples, seed)
     delta = _f1_resamples(g, a, index) - _f1_resamples(g, b, index)
-    low, high = np.percentile(delta, [2.5, 97.5])
-    p = min(1.0, 2 * min(float((delta <= 0).mean()), float((delta >= 0).mean())))
+    low, high = percentile_interval(delta)
     return {
         "delta_f1": prf(g, a)[2] - prf(g, b)[2],
-        "ci_low": float(low),
-        "ci_high": float(high),
-        "p_value": p,
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": two_sided_p(delta),
     }
 
 

@@ -398,7 +398,7 @@ def run_baseline(args: argparse.Namespace) -> int:
 
 def run_compare(args: argparse.Namespace) -> int:
     from evaluators.sage import TurnLabel, Verdict, read_keyed
-    from evaluators.sage.verdict_scoring import align, paired_bootstrap
+    from evaluators.sage.verdict_scoring import align, paired_f1_bootstrap
 
     labels = [lb for _, lb in read_keyed(args.labels, TurnLabel)]
     aligned = []
@@ -410,7 +410,7 @@ def run_compare(args: argparse.Namespace) -> int:
             raise UsageError(f"{flag} {path}: {err} in {args.labels}") from None
     a, b = aligned
     gold = [lb.label == "failure" for lb, _ in a]
-    result = paired_bootstrap(
+    result = paired_f1_bootstrap(
         gold,
         [v.verdict == "failure" for _, v in a],
         [v.verdict == "failure" for _, v in b],

@@ -5,6 +5,14 @@ offline, deterministic default) or any backend spec of :mod:`simulation.backends
 (``transformers:<model>``, ``openai:<model>@<url>``, ``fake:`` in tests). The tool agent is
 always the backend-backed :class:`BackendToolAgent` (spec ``backend``).
 
+The package owns the agents and everything they say: `protocol`, `user`, `assistant` (with
+`grounding`, `recovery`), `llm` and `prompts` (LLM agents); the wording as data, loaded and
+checked by `wording` — the phrase sets (``user_phrases.json``, ``assistant_phrases.json``,
+``slot_forms.json``), the prompts' text (``prompts.json``) and the cue words (``cues.json``)
+beside the mined SGD phrasebank (``phrasebank.sgd-train.json``, `phrasebank`); `phrasing`,
+`speech`, `slot_forms`, `style` and `objective` realise it; `settings` holds every
+probability; `text` is the one home of the cue detectors (yes/no, decline, completion).
+
 Example:
     >>> from mads_bench.catalog import load_domain
     >>> scenario = load_domain("mock").scenarios[0]

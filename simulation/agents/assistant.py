@@ -33,6 +33,7 @@ from simulation.agents import speech
 from simulation.agents.grounding import SlotGrounding
 from simulation.agents.phrasing import say
 from simulation.agents.recovery import ATTEMPTS_PER_ROUND, Decision, RecoveryMixin
+from simulation.agents.settings import SETTINGS
 from simulation.agents.text import (
     asks_confirmation,
     is_affirmative,
@@ -192,12 +193,17 @@ class ScriptedAssistant(RecoveryMixin):
                     args=speech.describe_args(args, rng, note=True),
                 )
                 lead = f"{again}{say('ready', rng)}"
-                if not again and rng.random() < 0.7:  # an SGD "Please confirm the following:"
+                if (
+                    not again and rng.random() < SETTINGS.sgd_confirm_lead_share
+                ):  # an SGD "Please confirm the following:"
                     lead = say("confirm_lead", rng)
                 # now and then the whole confirmation is one question; never for an
                 # alternative offered after a refusal ("Instead, I can ...")
                 act = (
-                    "confirm_ask" if not (again or self.note) and rng.random() < 0.4 else "confirm"
+                    "confirm_ask"
+                    if not (again or self.note)
+                    and rng.random() < SETTINGS.one_question_confirm_share
+                    else "confirm"
                 )
                 text = say(
                     act, rng, lead="Instead, I can" if self.note else lead.strip(),
@@ -306,12 +312,18 @@ class ScriptedAssistant(RecoveryMixin):
     def _report(self, verb: str, facts: str) -> str:
         """The outcome report: a completion cue, the facts, now and then "anything else?"."""
         rng = self._rng()
-        if verb == "did" and rng.random() < 0.5:  # an SGD "you're all set", then the facts
+        if (
+            verb == "did" and rng.random() < SETTINGS.sgd_success_share
+        ):  # an SGD "you're all set", then the facts
             text = f"{say('success', rng)} {say('did_body', rng, facts=facts)}"
         else:
             text = say(verb, rng, facts=facts)
         tail = say("req_more", rng)
         slots = list(self.scenario.slots)
-        if rng.random() < 0.6 and not asks_confirmation(tail) and not mentioned_slots(tail, slots):
+        if (
+            rng.random() < SETTINGS.anything_else_share
+            and not asks_confirmation(tail)
+            and not mentioned_slots(tail, slots)
+        ):
             text = f"{text} {tail}"
         return text

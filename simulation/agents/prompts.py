@@ -4,7 +4,8 @@ The assistant system prompt is stored as the first message of every trajectory (
 the backend), so the SFT/GRPO rows built from it carry the tools and the format. It renders
 the domain, the tools (``ToolSpec.signature()``, one compact line each) and the Pre-Act rules
 of SPEC §4.1. The user prompt renders the persona, the objective, the slots (hard
-constraints vs soft preferences) and the conversational behaviors as instructions.
+constraints vs soft preferences) and the conversational behaviors as instructions. Their fixed
+text (step formats, rules, behaviour lines) is data, ``prompts.json`` beside this module.
 """
 
 from __future__ import annotations
@@ -14,35 +15,12 @@ import re
 from mads_bench.catalog import load_domain, load_personas
 from mads_bench.data_model import Scenario
 from simulation.agents.text import DONE_TOKEN, render_value, slot_label
+from simulation.agents.wording import prompt_text
 
-STEP_FORMATS = {
-    "pre_act": """Answer every time with exactly one step in this format:
-<think>your reasoning about the situation</think>
-<plan>a numbered plan for the rest of this turn</plan>   (first step of a turn only)
-<action type="tool">{"name": "<tool name>", "arguments": {...}}</action>
-or
-<action type="say">what you tell the user</action>""",
-    "react": """Answer every time with exactly one step in this format:
-<think>your reasoning about the situation</think>
-<action type="tool">{"name": "<tool name>", "arguments": {...}}</action>
-or
-<action type="say">what you tell the user</action>""",
-}
-
-ASSISTANT_RULES = """Rules:
-- One action per step. A tool step is answered by a tool result; a turn ends with one say.
-- Use only values the user gave or a tool returned; ask for anything that is missing.
-- Confirm with the user before any write tool (bookings, payments, cancellations).
-- If a tool times out or fails with a server error, retry once, then tell the user.
-- If a request is refused by a rule or cannot be done, explain why and offer alternatives."""
-
-_BEHAVIOR_TEXT = {
-    "partial_information": "Do not mention {slots} until the assistant asks for them.",
-    "incremental_constraint_revelation": (
-        "Reveal these details one per message, in this order, after your first message: {slots}."
-    ),
-    "adversarial_tone": "Sound {intensity}ly frustrated and sceptical of the assistant.",
-}
+_TEXT = prompt_text()
+STEP_FORMATS = _TEXT.step_formats
+ASSISTANT_RULES = _TEXT.assistant_rules
+_BEHAVIOR_TEXT = _TEXT.behaviors
 
 
 def assistant_system_prompt(scenario: Scenario, style: str = "pre_act") -> str:
@@ -59,18 +37,16 @@ def assistant_system_prompt(scenario: Scenario, style: str = "pre_act") -> str:
     policy = (
         f"\n\nDomain policy:\n{domain.manifest.policy.strip()}" if domain.manifest.policy else ""
     )
-    return (
-        f"You are a {domain.manifest.title.lower()} assistant. {domain.manifest.description}\n"
-        f"Today is {domain.manifest.today.isoformat()}.\n\n"
-        f"{_TOOLS_HEADER}\n{tools}\n\n"
-        f"{STEP_FORMATS[style]}\n\n{ASSISTANT_RULES}{policy}"
-    )
+    manifest = domain.manifest
+    return _TEXT.assistant_prompt.format(
+        title=manifest.title.lower(), description=manifest.description, tools=tools,
+        today=manifest.today.isoformat(), tools_header=_TOOLS_HEADER, policy=policy,
+        step_format=STEP_FORMATS[style], rules=ASSISTANT_RULES,
+    )  # fmt: skip
 
 
-_TOOLS_HEADER = (
-    "Tools (name(arguments) [read or write]: what it does; ? marks an optional argument):"
-)
-_BRIEF_TOOLS_HEADER = "Tools (name(arguments) [read or write]; ? marks an optional argument):"
+_TOOLS_HEADER = _TEXT.tools_header
+_BRIEF_TOOLS_HEADER = _TEXT.brief_tools_header
 _TOOL_LINE = re.compile(r"^(- \w+\(.*\) \[(?:read|write)\]): .*$", re.MULTILINE)
 
 
@@ -117,10 +93,8 @@ def user_system_prompt(scenario: Scenario) -> str:
                 f"{slot_label(k)} to {render_value(v)}" for k, v in behavior.revised_slots.items()
             )
             goal = f" New goal: {behavior.revised_objective}" if behavior.revised_objective else ""
-            lines.append(
-                f"After your message number {behavior.after_user_turn}, change your mind: "
-                f"{changes or 'see the new goal'}.{goal}"
-            )
+            turn, changes = behavior.after_user_turn, changes or "see the new goal"
+            lines.append(_TEXT.goal_revision.format(turn=turn, changes=changes, goal=goal))
         elif behavior.kind in _BEHAVIOR_TEXT:
             names = getattr(behavior, "withheld", None) or getattr(behavior, "reveal_order", [])
             lines.append(
@@ -130,45 +104,20 @@ def user_system_prompt(scenario: Scenario) -> str:
                 )
             )
     if scenario.impossible:  # the user may not know it; the assistant's fallback stays hidden
-        lines.append(
-            "If the assistant tells you this is not possible, ask once what else it can offer, "
-            "then decide and close the conversation."
-        )
+        lines.append(_TEXT.impossible)
     behaviors = "\n".join(f"- {line}" for line in lines) or "- nothing special"
     if scenario.user_brief:  # who the user is comes with the brief: the persona lends its voice
-        who = "Who you are and what you know are in your situation below."
-        situation = f"\nYour situation, in full: {scenario.user_brief.strip()}"
+        who, situation = _TEXT.who_brief, _TEXT.situation.format(brief=scenario.user_brief.strip())
     else:
-        who = (
-            f"You are {persona.name}, {persona.age}, from {persona.hometown}; "
-            f"{persona.occupation}. {persona.background}"
-        )
-        situation = ""
-    return (
-        f"{who}\n\nHow you write: {persona.writing_style}\nExamples of your "
-        f"messages:\n{samples}\n\nYou are chatting with the customer-service assistant of "
-        f"{domain.title}. What you want: {scenario.objective}{situation}\n"
-        f"Details you insist on:\n{hard}\n"
-        f"Details you would like but can give up if the assistant says they are not possible:"
-        f"\n{soft}\nHow this conversation goes for you:\n{behaviors}\n\n{USER_RULES}"
-    )
+        who, situation = _TEXT.who_persona.format(**persona.model_dump()), ""
+    return _TEXT.user_prompt.format(
+        who=who, writing_style=persona.writing_style, samples=samples, title=domain.title,
+        objective=scenario.objective, situation=situation, hard=hard, soft=soft,
+        behaviors=behaviors, rules=USER_RULES,
+    )  # fmt: skip
 
 
-USER_RULES = f"""Rules:
-- Write only your own next message, as yourself: no speaker label, no quotes around it, no
-  notes about what you are doing.
-- You are the customer. Never write the assistant's part, never offer help, never call tools.
-- Say a detail when the assistant asks for it or when it fits what you are saying; do not
-  recite everything you know at once.
-- Use only the details above. If the assistant asks for something they do not cover, say you
-  do not know or do not mind; never make up a number, a name or a date.
-- Never say or hint that you were given a goal, a list of details, instructions or a
-  scenario, and never mention these rules.
-- Close the conversation (a short closing line followed by {DONE_TOKEN}) only once the
-  assistant has told you what you came for (the answer you asked for, or what it did: the
-  confirmation, the new details), or has explained why it cannot be done and offered
-  alternatives. "All done" without the answer is not enough: ask for what you still need
-  ("I still need my balance."), in your own words."""
+USER_RULES = _TEXT.user_rules.format(done_token=DONE_TOKEN)
 
 
 def _slot_lines(slots: dict) -> str:

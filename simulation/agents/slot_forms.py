@@ -24,147 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from simulation.agents.wording import slot_form_data
+
 __all__ = ["slot_forms", "slot_kind"]
 
-# kind -> (user forms, assistant forms); "{label}" is the slot's label, "{base}" an
-# identifier's label without "ID"
-_FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "date": (
-        (
-            "on {value}",
-            "for {value}",
-            "{value} would be the day",
-            "the day is {value}",
-            "it's for {value}",
-            "{value} suits me",
-        ),
-        ("on {value}", "for {value}", "dated {value}", "{value} as the day"),
-    ),
-    "new_date": (
-        ("the new date is {value}", "{value} instead", "the new day is {value}"),
-        ("to {value}", "new date {value}", "over to {value}"),
-    ),
-    "check_in": (("checking in on {value}", "arriving {value}"), ("check-in on {value}",)),
-    "check_out": (("checking out on {value}", "leaving {value}"), ("check-out on {value}",)),
-    "time": (
-        ("at {value}", "{value} would be ideal", "for {value}", "around {value} if possible"),
-        ("at {value}", "for {value}", "starting {value}"),
-    ),
-    "phone": (
-        (
-            "you can reach me at {value}",
-            "my number is {value}",
-            "call me on {value} if needed",
-            "the best number is {value}",
-            "my mobile is {value}",
-            "text me at {value}",
-        ),
-        ("contact number {value}", "phone {value}", "reachable at {value}", "with {value} to call"),
-    ),
-    "guest": (
-        (
-            "it's under {value}",
-            "under the name {value}",
-            "the name is {value}",
-            "name: {value}",
-            "book it for {value}",
-            "put it under {value}",
-        ),
-        ("under the name {value}", "in the name of {value}", "for {value}", "under {value}"),
-    ),
-    "passenger": (
-        ("the passenger is {value}", "it's for {value}", "{value} is traveling"),
-        ("for {value}", "passenger {value}", "travelling: {value}"),
-    ),
-    "surname": (
-        ("my last name is {value}", "my surname is {value}", "last name's {value}"),
-        ("last name {value}", "surname {value}"),
-    ),
-    "payee": (
-        ("to {value}", "paying {value}", "it goes to {value}", "the money is for {value}"),
-        ("to {value}", "paid to {value}"),
-    ),
-    "city": (
-        ("in {value}", "here in {value}", "somewhere in {value}", "I'm in {value}"),
-        ("in {value}",),
-    ),
-    "origin": (
-        ("from {value}", "leaving from {value}", "flying out of {value}"),
-        ("from {value}", "departing {value}"),
-    ),
-    "destination": (
-        ("to {value}", "going to {value}", "heading to {value}"),
-        ("to {value}", "arriving at {value}"),
-    ),
-    "money": (
-        ("{value} dollars", "${value}", "the amount is {value}", "{value} in total"),
-        ("{value} dollars", "${value}", "for ${value}", "a total of {value}"),
-    ),
-    "venue": (
-        (
-            "at {value}",
-            "the place is {value}",
-            "{value} is the restaurant",
-            "I'd love {value}",
-            "{value}, if they have room",
-        ),
-        ("at {value}", "with {value}"),
-    ),
-    "merchant": (("at {value}", "the merchant was {value}", "from {value}"), ("at {value}",)),
-    "cuisine": (("{value} food", "something {value}", "I'm in the mood for {value}"), ()),
-    "party": (
-        (
-            "for {value} people",
-            "a party of {value}",
-            "there will be {value} of us",
-            "we're {value}",
-            "a table for {value}",
-        ),
-        ("for {value} people", "a party of {value}", "{value} guests", "{value} people"),
-    ),
-    "product": (("the {value}", "it's the {value}", "I'm after the {value}"), ("the {value}",)),
-    "shipping": (
-        ("{value} shipping", "ship it {value}", "{value} delivery is fine"),
-        ("{value} shipping", "{value} delivery"),
-    ),
-    "daypart": (
-        ("in the {value}", "{value} works best", "sometime in the {value}"),
-        ("in the {value}",),
-    ),
-    "cabin": (("in {value}", "flying {value}", "a seat in {value}"), ("in {value}",)),
-    "title": (
-        ("it's called {value}", "the title is {value}"),
-        ("called {value}", "titled {value}"),
-    ),
-    "reference": (
-        ("my booking reference is {value}", "the reference is {value}", "reference {value}"),
-        ("booking {value}", "reference {value}", "booking reference {value}"),
-    ),
-    "id": (
-        (
-            "my {label} is {value}",
-            "my {base} number is {value}",
-            "it's {base} {value}",
-            "{base} number: {value}",
-            "you'll find it under {value}",
-        ),
-        ("{base} {value}", "{base} number {value}", "{label} {value}"),
-    ),
-}
-_BY_NAME = {
-    "date": "date", "travel_date": "date", "visit_date": "date", "payment_date": "date",
-    "meeting_date": "date", "charge_date": "date", "new_date": "new_date",
-    "check_in": "check_in", "check_out": "check_out", "time": "time",
-    "phone": "phone", "guest_phone": "phone", "guest_name": "guest",
-    "passenger_name": "passenger", "last_name": "surname", "payee_name": "payee",
-    "city": "city", "origin": "origin", "destination": "destination",
-    "amount": "money", "charge_amount": "money", "refund_amount": "money",
-    "payment_amount": "money", "restaurant": "venue", "merchant": "merchant",
-    "cuisine": "cuisine", "party_size": "party", "new_party_size": "party",
-    "product": "product", "shipping_method": "shipping",
-    "preferred_time": "daypart", "departure_time": "daypart", "cabin": "cabin", "title": "title",
-    "booking_ref": "reference", "booking_reference": "reference",
-}  # fmt: skip
 _DAYPARTS = ("morning", "afternoon", "evening")
 _NUMERIC_KINDS = ("money", "party")
 
@@ -178,7 +41,7 @@ def slot_kind(name: str, value: Any) -> str | None:
     """
     if isinstance(value, (bool, list, dict)) or value is None:
         return None
-    kind = _BY_NAME.get(name)
+    kind = slot_form_data().kinds.get(name)
     if kind is None and name.endswith("_id") and any(ch.isdigit() for ch in str(value)):
         kind = "id"
     if kind == "daypart" and value not in _DAYPARTS:
@@ -196,7 +59,8 @@ def slot_forms(name: str, value: Any, voice: str) -> tuple[str, ...]:
     kind = slot_kind(name, value)
     if kind is None:
         return ()
-    forms = _FORMS[kind][0 if voice == "user" else 1]
+    voiced = slot_form_data().forms[kind]
+    forms = voiced.user if voice == "user" else voiced.assistant
     if kind == "id":
         base = name.removesuffix("_id").replace("_", " ")
         label = f"{base} ID"

@@ -12,8 +12,10 @@ from datetime import date
 from typing import Any
 
 from mads_bench.text import normalise
+from simulation.agents.settings import SETTINGS
 from simulation.agents.slot_forms import slot_forms
 from simulation.agents.text import CLOCK, ISO_DATE, render_value, slot_label, value_in
+from simulation.agents.wording import assistant_wording
 
 _MAX_FIELDS = 6
 # when a record was made: left out of what the user is told
@@ -23,38 +25,15 @@ _STATE_KEYS = {"status", "state", "description", "reason"}
 _RETRY_WORDS = ("resubmit", "try again", "retry", "confirm it with the customer")
 
 
+_WORDS = assistant_wording()
 # ways of writing one "label value" pair; none puts a status word after "is" (the validator
 # reads "X is cancelled" as a claim) or reads as a completion claim
-_PAIR_FORMS = (
-    "{label} {value}",
-    "{label} {value}",
-    "{label}: {value}",
-    "{value} as the {label}",
-    "the {label} {value}",
-    "{label} set to {value}",
-    "{value} ({label})",
-    "{value} for the {label}",
-    "{label} given as {value}",
-    "using {value} as {label}",
-    "{label} - {value}",
-    "your {label} {value}",
-    "{label} will be {value}",
-    "{value} as your {label}",
-    "{label} being {value}",
-)
-_ARG_JOINERS = (", ", "; ", ", ", " and ")
-_FIELD_FORMS = ("{label} {value}", "{label} {value}", "{label}: {value}", "{value} ({label})")
+_PAIR_FORMS = _WORDS.pair_forms
+_ARG_JOINERS = _WORDS.arg_joiners
+_FIELD_FORMS = _WORDS.field_forms
 # a result told to the user: the forms of a note and a few of speech
-_REPORT_FORMS = (
-    *_FIELD_FORMS,
-    "the {label} {value}",
-    "{label} - {value}",
-    "{label} is {value}",
-    "with {label} {value}",
-    "{label} recorded as {value}",
-    "{label} showing {value}",
-)
-_FIELD_JOINERS = ("; ", "; ", ", ", " | ")
+_REPORT_FORMS = (*_FIELD_FORMS, *_WORDS.report_forms)
+_FIELD_JOINERS = _WORDS.field_joiners
 
 
 def spoken_date_or_time(value: str, rng: Any) -> str:
@@ -90,8 +69,6 @@ def spoken_date_or_time(value: str, rng: Any) -> str:
     return value
 
 
-# how often a slot of a known kind is said the way its kind is ("on May 1st", "for 4 people")
-NATURAL_SHARE = 0.75
 # verbs whose object reads better without "the" ("search flights", "list cards")
 _BARE_VERBS = {"search", "list", "find", "add"}
 _VERBS = {"get": "look up", "lookup": "look up"}
@@ -99,31 +76,10 @@ _PREPOSITIONS = {"to", "between", "for", "from", "with", "in", "on", "of", "abou
 
 
 # other verbs a person would use for a tool's verb, drawn per ``rng``
-_SYNONYMS = {
-    "create": ("create", "make", "arrange"),
-    "book": ("book", "reserve"),
-    "cancel": ("cancel", "call off"),
-    "send": ("send", "make"),
-    "request": ("request", "ask for"),
-    "update": ("update", "change"),
-    "open": ("open", "file"),
-    "reschedule": ("reschedule", "move"),
-    "modify": ("modify", "change"),
-    "place": ("place", "put in"),
-}
-_DETERMINERS = ("the", "the", "your", "this")
+_SYNONYMS = _WORDS.verb_synonyms
+_DETERMINERS = _WORDS.determiners
 # other names people use for what a tool acts on
-_NOUNS = {
-    "service appointment": ("service appointment", "appointment", "visit"),
-    "calendar event": ("calendar event", "event", "meeting"),
-    "reservation": ("reservation", "booking"),
-    "flight booking": ("flight booking", "booking", "flight"),
-    "hotel reservation": ("hotel reservation", "hotel booking", "room booking"),
-    "meeting room": ("meeting room", "room"),
-    "transaction dispute": ("transaction dispute", "dispute"),
-    "card lock": ("card lock", "lock on the card"),
-    "payment": ("payment", "transfer"),
-}
+_NOUNS = _WORDS.noun_synonyms
 
 
 def _words(tool: str, rng: Any) -> tuple[str, list[str], str]:
@@ -192,7 +148,7 @@ def search_phrase(tool: str) -> str:
 
 
 _NAME_KEYS = ("name", "title", "product_name", "service_name")
-_NAMED_FORMS = ("{base} {name}", "{name}", "the {base} {name}", "{name} ({base})")
+_NAMED_FORMS = _WORDS.named_forms
 
 
 def entity_names(contents: Any) -> dict[str, str]:
@@ -245,7 +201,7 @@ def _pair(
         return rng.choice(_NAMED_FORMS).format(base=base, name=names[value])
     text = spoken_date_or_time(text, rng)
     natural = slot_forms(name, value, voice) if voice else ()
-    if natural and rng.random() < NATURAL_SHARE:
+    if natural and rng.random() < SETTINGS.assistant_slot_form_share:
         return rng.choice(natural).format(value=text)
     return rng.choice(forms).format(label=label, value=text)
 
@@ -430,13 +386,7 @@ def invites_resubmission(message: str) -> bool:
 
 # how the offer of an instruction's "offer X" / "offer to do X" is said (each keeps a cue
 # the user reads as an alternative: "I can offer", "option", "you could", "instead")
-_OFFERS = (
-    ("I can offer", "I can"),
-    ("I can offer", "I can"),
-    ("One option I can offer is", "One option: I can"),
-    ("What I can offer instead is", "What I can do instead is"),
-    ("As an alternative, I can offer", "As an alternative, I can"),
-)
+_OFFERS = _WORDS.offers
 
 
 def spoken_fallback(fallback: str, lead: str = "I'm sorry.", rng: Any = None) -> str:

@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass, field
 
 from mads_bench.data_model import Persona
+from simulation.agents.settings import SETTINGS
 from simulation.agents.text import is_affirmative, is_refusal
+from simulation.agents.wording import user_wording
 
 _QUOTED = re.compile(r"'([^']{1,60}?)'(?=[\s,.;:)!?]|$)")
 # Cue words a quoted phrase follows ("opens with 'X'") or precedes ("'X' at the end").
@@ -190,7 +192,7 @@ class StyleProfile:
         for index, piece in enumerate(pieces):
             out.append(piece if index % 2 else _WORD_RE.sub(lambda m: self._word(m, rng), piece))
         slipped = "".join(out)
-        if "hedges" in self.slips and rng.random() < 0.4:
+        if "hedges" in self.slips and rng.random() < SETTINGS.hedge_share:
             slipped = f"{rng.choice(_HEDGES)} {slipped[:1].lower()}{slipped[1:]}"
         same_cues = is_affirmative(slipped) == is_affirmative(text) and is_refusal(
             slipped
@@ -203,12 +205,16 @@ class StyleProfile:
         if (
             "abbreviations" in self.slips
             and lowered in self.abbreviations_for
-            and rng.random() < 0.5
+            and rng.random() < SETTINGS.abbreviation_share
         ):
             return self.abbreviations_for[lowered]
-        if "no_apostrophes" in self.slips and "'" in word and rng.random() < 0.7:
+        if (
+            "no_apostrophes" in self.slips
+            and "'" in word
+            and rng.random() < SETTINGS.no_apostrophe_share
+        ):
             return word.replace("'", "")
-        if "typos" in self.slips and lowered in _TYPOS and rng.random() < 0.25:
+        if "typos" in self.slips and lowered in _TYPOS and rng.random() < SETTINGS.typo_share:
             return _TYPOS[lowered]
         return word
 
@@ -220,33 +226,9 @@ class StyleProfile:
 
 _WORD_RE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 # misspellings of function words only: a label or a value is never one of these
-_TYPOS = {
-    "the": "teh",
-    "what": "waht",
-    "with": "wiht",
-    "just": "jsut",
-    "have": "ahve",
-    "because": "becuase",
-    "really": "realy",
-    "tomorrow": "tommorow",
-    "receive": "recieve",
-    "would": "woudl",
-    "could": "coudl",
-    "about": "abotu",
-    "know": "konw",
-    "their": "thier",
-}
-_ABBREVIATIONS = {
-    "pls": "please",
-    "thx": "thanks",
-    "u": "you",
-    "ur": "your",
-    "rn": "right now",
-    "sry": "sorry",
-    "b4": "before",
-    "tmrw": "tomorrow",
-}
-_HEDGES = ("Um,", "Um, actually,", "Sorry, um,", "So, um,", "Er,")
+_TYPOS = user_wording().typos
+_ABBREVIATIONS = user_wording().abbreviations
+_HEDGES = user_wording().hedges
 
 
 def _cued_quote(

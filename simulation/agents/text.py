@@ -7,6 +7,13 @@ in free text normalised by ``normalise(text, numbers="canonical")`` from `mads_b
 (case-insensitive, ``1,200`` = ``1200`` = ``1200.00``). The cue detectors
 (confirmation question, affirmative answer, completion, decline) are keyword rules that also
 work on LLM-written messages.
+
+This module is the one home of the yes/no reading (:func:`is_affirmative`, :func:`is_refusal`)
+and of the decline lexicon (:data:`DECLINE_CUES`, :data:`LIMITATION_CUES`,
+:data:`ALTERNATIVE_CUES`): the scripted
+agents, the validator's task-success and faithfulness checks and the APIGen narrator all read
+a user's agreement and an assistant's decline through them. The cue words are data,
+``cues.json`` beside this module (:func:`simulation.agents.wording.cue_lexicon`).
 """
 
 from __future__ import annotations
@@ -16,49 +23,24 @@ import re
 from typing import Any
 
 from mads_bench.text import normalise, split_sentences
+from simulation.agents.wording import cue_lexicon
 
 DONE_TOKEN = "[DONE]"
 NOT_PROCESSED_NOTICE = "Sorry, I could not process that request. Could you say it again?"
 
 _LABEL_WORDS = {"id": "ID", "last4": "last four digits", "num": "number", "ref": "reference"}
-_CONFIRM_CUES = (
-    "shall i",
-    "should i",
-    "do you want me to",
-    "would you like me to",
-    "can i go ahead",
-    "may i go ahead",
-    "ok to proceed",
-    "okay to proceed",
-    "want me to",
-    "okay if i",
-    "alright if i",
-    "happy for me to",
-    "ready for me to",
-    "can i proceed",
-    "may i proceed",
-    "good to go",
-)
-_AFFIRMATIVE = re.compile(
-    r"\b(yes|yep|yeah|yup|sure|ok|okay|go ahead|confirm|confirmed|please do|book it|do it|"
-    r"fine|correct|that's right|sounds good|perfect|aye|proceed)\b",
-    re.IGNORECASE,
-)
-_NEGATIVE = re.compile(r"\b(no|nope|don't|dont|do not|stop|wait|cancel that)\b", re.IGNORECASE)
-_COMPLETION_CUES = (
-    "all done",
-    "is done",
-    "has been",
-    "have been",
-    "successfully",
-    "is now",
-    "here is what i found",
-    "here's what i found",
-    "you're all set",
-    "you are all set",
-)
-_DECLINE_CUES = ("i'm sorry", "i am sorry", "unfortunately", "i can't", "i cannot", "unable to")
-_ALTERNATIVE_CUES = ("instead", "alternative", "i can offer", "option", "you could", "i suggest")
+_CUES = cue_lexicon()
+_CONFIRM_CUES = _CUES.confirmation
+_AFFIRMATIVE = _CUES.pattern("affirmative")
+_NEGATIVE = _CUES.pattern("negative")
+_COMPLETION_CUES = _CUES.completion
+DECLINE_CUES = _CUES.pattern("decline")
+"""A sentence that refuses or reports that something cannot be done."""
+LIMITATION_CUES = _CUES.pattern("limitation")
+"""A stated limit ("could not", "no longer", "only be"): part of a decline's explanation, but
+also said in slot values ("reason: no longer needed"), so never a decline on its own."""
+ALTERNATIVE_CUES = _CUES.pattern("alternative")
+"""A message that offers something else."""
 
 
 def slot_label(name: str) -> str:
@@ -235,11 +217,26 @@ def reports_completion(text: str) -> bool:
     return any(cue in lowered for cue in _COMPLETION_CUES)
 
 
-def declines_with_alternatives(text: str) -> bool:
-    """Whether an assistant message declines and offers something else."""
-    lowered = text.casefold()
-    declines = any(cue in lowered for cue in _DECLINE_CUES)
-    return declines and any(cue in lowered for cue in _ALTERNATIVE_CUES)
+def declines(text: str) -> bool:
+    """Whether a message (or sentence) declines: "Sorry, that cannot be moved."."""
+    return DECLINE_CUES.search(text) is not None
+
+
+def declines_with_alternatives(text: str, *, limits: bool = False) -> bool:
+    """Whether an assistant message declines and offers something else; with ``limits``, a
+    stated limit counts as declining (the task-success check's reading of an explanation).
+
+    Example:
+        >>> declines_with_alternatives("Unfortunately it is sold out; I can offer the 9:00.")
+        True
+        >>> declines_with_alternatives("Your table is booked. Would you like anything else?")
+        False
+        >>> said = "It can only be moved by phone. Would you like the number?"
+        >>> declines_with_alternatives(said), declines_with_alternatives(said, limits=True)
+        (False, True)
+    """
+    declined = declines(text) or (limits and LIMITATION_CUES.search(text) is not None)
+    return declined and ALTERNATIVE_CUES.search(text) is not None
 
 
 def mentioned_slots(text: str, slot_names: list[str]) -> list[str]:

@@ -46,6 +46,7 @@ from simulation.agents.phrasing import (
     objective_sentence,
     pick,
 )
+from simulation.agents.settings import SETTINGS
 from simulation.agents.slot_forms import slot_forms, slot_kind
 from simulation.agents.speech import spoken_date_or_time
 from simulation.agents.style import StyleProfile
@@ -62,93 +63,9 @@ from simulation.agents.text import (
     spoken_value,
     value_in,
 )
+from simulation.agents.wording import user_wording
 
-_TONE = {
-    "mild": [
-        "Hmm, are you sure about that?",
-        "I hope this works this time.",
-        "Fingers crossed this goes smoothly.",
-        "I hope this won't take long.",
-        "Last time this was a bit of a hassle.",
-        "Let's hope it's simple this time.",
-        "I'm a little short on time, so quick would be great.",
-        "Not my favourite way to spend a lunch break.",
-        "These things never go as planned for me.",
-        "Bear with me, I'm not great at this.",
-        "I tried the website first and gave up.",
-        "Hopefully no surprises this round.",
-        "I'd rather not have to call anyone about it.",
-        "Sorry if I'm a bit impatient today.",
-        "I was told this would be quick.",
-        "I've got a meeting in ten minutes.",
-        "Please don't make me repeat everything.",
-        "My last chat like this went in circles.",
-        "I'm hoping this is a quick one.",
-        "I've never done this online before.",
-        "Not sure I'm doing this right, to be honest.",
-        "It's been one of those weeks.",
-        "I'd like to get this off my list today.",
-        "Apologies in advance if I ramble.",
-        "I only have my phone with me, so bear with me.",
-        "Let's keep it simple if we can.",
-    ],
-    "moderate": [
-        "Honestly, this is taking longer than it should.",
-        "I don't trust these bots.",
-        "I've already been through this once, it's frustrating.",
-        "Why is this so complicated?",
-        "I really don't have time for this.",
-        "This should have been easy.",
-        "I've explained this before and nothing happened.",
-        "Can we skip the runaround this time?",
-        "Every time I contact you it turns into an ordeal.",
-        "I'm getting tired of chasing this.",
-        "Your website was useless, so here I am.",
-        "I'd appreciate it if this actually got done today.",
-        "Frankly, I expected better service.",
-        "This has cost me enough of my evening already.",
-        "I was on hold for forty minutes yesterday.",
-        "Please just get it right the first time.",
-        "Nobody seems to know what they're doing.",
-        "I've lost count of how often I've asked.",
-        "I shouldn't have to chase this myself.",
-        "Last time someone promised a callback that never came.",
-        "I'm not in the mood for a long back-and-forth.",
-        "Please don't send me in circles again.",
-        "This keeps eating into my day.",
-        "I've spent far too long on this already.",
-        "Honestly, it's exhausting dealing with this.",
-        "I'm running out of patience here.",
-    ],
-    "severe": [
-        "This is ridiculous, I've wasted enough time already!",
-        "Just fix it, seriously!",
-        "I am fed up with this!",
-        "Third time asking, get it right!",
-        "Unbelievable, nothing ever works here!",
-        "Do your job properly for once!",
-        "I swear, one more mistake and I'm closing my account!",
-        "What a joke of a service!",
-        "I'm done being patient with you people!",
-        "Stop wasting my time!",
-        "This is the worst support I've ever dealt with!",
-        "Are you even listening to me?!",
-        "I want this sorted NOW!",
-        "How hard can it possibly be?!",
-        "You people are impossible!",
-        "Don't you dare mess this up again!",
-        "I've had it with this company!",
-        "Honestly, what is wrong with your system?!",
-        "I can't believe I have to deal with this again!",
-        "Enough excuses, just get it done!",
-        "This is a complete shambles!",
-        "Is anyone competent there at all?!",
-        "I'm about to lose it with this!",
-        "Fix it today or I'm taking my business elsewhere!",
-        "Every single time, the same mess!",
-        "I demand this gets sorted right now!",
-    ],
-}
+_TONE = user_wording().tone
 # slot kinds whose value a request may leave for the details after it
 _DETAIL_KINDS = {"date", "new_date", "time", "city", "party", "daypart", "guest", "passenger"}
 FILLER = (*PHRASES["give"], *PHRASES["another"])
@@ -208,7 +125,7 @@ class ScriptedUser:
             and any(same_value(value, argument) for argument in arguments)
         ]
         opening = [n for n in self.slots if n not in self.withheld and n not in self.queue]
-        if len(opening) < 2 or not candidates or rng.random() >= 0.4:
+        if len(opening) < 2 or not candidates or rng.random() >= SETTINGS.deferred_value_share:
             return set()
         return {rng.choice(candidates)}
 
@@ -244,7 +161,7 @@ class ScriptedUser:
             facts += self._reveal_next(rng)
         if self.tone:
             phrases = _TONE[self.tone]
-            if self.tone != "mild" or rng.random() < 0.5 or self.turn == 0:
+            if self.tone != "mild" or rng.random() < SETTINGS.mild_tone_share or self.turn == 0:
                 phrase, closer = rng.sample(phrases, 2)
                 sentences = (
                     [phrase, *sentences]
@@ -282,7 +199,7 @@ class ScriptedUser:
             if n not in held and n not in self.deferred and slot_kind(n, v) in _DETAIL_KINDS
             and value_in(v, objective)
         ]  # fmt: skip
-        if named and rng.random() < 0.8:
+        if named and rng.random() < SETTINGS.vague_objective_share:
             for name in rng.sample(named, min(len(named), rng.choice((1, 2)))):
                 held[name] = self.slots[name]
         return objective_sentence(vague_objective(self.scenario.objective.strip(), held), rng)
@@ -345,7 +262,11 @@ class ScriptedUser:
                 n for n, v in self.slots.items()
                 if not isinstance(v, (bool, list, dict)) and value_in(v, heard)
             ]  # fmt: skip
-            if echoes and self.style.layout == "prose" and rng.random() < 0.6:
+            if (
+                echoes
+                and self.style.layout == "prose"
+                and rng.random() < SETTINGS.agree_with_value_share
+            ):
                 value = self._value(rng.choice(echoes), rng)
                 text = rng.choice(PHRASES["agree_value"]).format(value=value)
                 if is_affirmative(text):  # "Yes, no longer needed is right." is not a yes
@@ -361,7 +282,7 @@ class ScriptedUser:
                 len(asked) == 1
                 and self.style.layout == "prose"
                 and not isinstance(value, (bool, dict))
-                and rng.random() < 0.5
+                and rng.random() < SETTINGS.lone_answer_share
             ):  # one value on its own, as people answer ("It's 503-555-0142.")
                 return [answer_sentence(facts[0].value, rng, facts[0].forms)], [], False
             return [pick("give", rng)], facts, False

@@ -97,7 +97,7 @@ def import_apigen(
     Raises:
         `OutputExistsError`: ``out`` exists and ``resume`` is False.
         `ManifestMismatchError`: ``resume`` on an output another narrator or domain wrote.
-        `FileNotFoundError`: an input file is missing.
+        `CatalogError`: an input file is missing or not UTF-8 text.
     """
     narrator = narrator or ScriptedNarrator()
     spec = str(getattr(narrator, "spec", "scripted"))

@@ -33,6 +33,7 @@ from typing import Any
 
 from mads_bench.data_model import json_leaves
 from mads_bench.text import normalise, split_sentences
+from simulation.agents.text import declines
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, Step
 from simulation.validator.values import (
     CLOCK,
@@ -75,11 +76,6 @@ _COMPLETION_CLAIM = re.compile(
     r"\byou(?:'re| are) all set\b",
     re.IGNORECASE,
 )
-_DECLINING = re.compile(
-    r"\b(?:cannot|can't|can not|unable|not possible|refused|is not allowed|isn't allowed|"
-    r"sorry|unfortunately)\b",
-    re.IGNORECASE,
-)
 
 
 def completion_claim(text: str, reported: frozenset[str] = frozenset()) -> re.Match[str] | None:
@@ -89,7 +85,7 @@ def completion_claim(text: str, reported: frozenset[str] = frozenset()) -> re.Ma
     flight has been cancelled" after a status lookup that returned ``cancelled``)."""
     for sentence in split_sentences(text, newlines=False):
         claim = _COMPLETION_CLAIM.search(sentence)
-        if claim is None or _DECLINING.search(sentence):
+        if claim is None or declines(sentence):
             continue
         if claim.group(0).split()[-1].lower() not in reported:
             return claim

@@ -28,9 +28,8 @@ judge, a conversation the rules pass is finally judged against the ``success_cri
 
 from __future__ import annotations
 
-import re
-
 from mads_bench.text import normalise
+from simulation.agents.text import declines_with_alternatives, is_affirmative
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, transcript
 from simulation.validator.embedding import Embedder
 from simulation.validator.faithfulness import (
@@ -45,20 +44,6 @@ TASK_PARTS = ("state", "told", "ended")
 """The parts of task success; every failure of the check names one."""
 EXPLAIN_MIN = 0.55
 BAND = 0.1
-DECLINE_CUES = re.compile(
-    r"\b(?:sorry|unfortunately|can't|cannot|can not|could not|couldn't|unable|not able|"
-    r"not possible|no longer|only be|is not allowed|isn't allowed|refused)\b",
-    re.IGNORECASE,
-)
-ALTERNATIVE_CUES = re.compile(
-    r"\b(?:instead|alternative|alternatively|i can offer|i could offer|i can|you could|"
-    r"i suggest|another|other option|or i can|would you like)\b",
-    re.IGNORECASE,
-)
-_AGREES = re.compile(
-    r"\b(?:yes|yep|yeah|sure|ok|okay|go ahead|confirm|please do|do it|sounds good|proceed)\b",
-    re.IGNORECASE,
-)
 
 
 def _last_say(context: Context) -> tuple[str, str] | None:
@@ -74,7 +59,7 @@ def user_agreed_before_write(context: Context) -> bool:
     for message in context.messages:
         if message.role == "assistant" and message.tool_call is None and "?" in message.content:
             asked = True
-        elif message.role == "user" and asked and _AGREES.search(message.content):
+        elif message.role == "user" and asked and is_affirmative(message.content):
             return True
         elif message.tool_result is not None and message.tool_result.ok:
             tool = context.tools.get(message.tool_result.name)
@@ -215,7 +200,7 @@ class TaskSuccessChecker:
             )
             return
         where, text = last
-        explains = bool(DECLINE_CUES.search(text) and ALTERNATIVE_CUES.search(text))
+        explains = declines_with_alternatives(text, limits=True)
         claim = _COMPLETION_CLAIM.search(text)
         # "Sorry, flight AU233 has been cancelled by the airline; I can search other flights"
         # reports a fact while declining: only a claim without decline and alternative pretends

@@ -1,4 +1,4 @@
-"""Cross-validation of the tracker's thresholds: folds, the cache, held-out reports, `atod cv`."""
+"""Cross-validation of the tracker's thresholds: folds, held-out reports, `atod cv`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from evaluators.atod.cross_validation import cached, cross_validate, fold_of
+from evaluators.atod.cross_validation import cross_validate, fold_of
 from mads_bench.atod_data import load_dialogues
 from mads_bench.cli import main
 
@@ -17,20 +17,6 @@ def test_folds_are_seeded_and_balanced():
     folds = fold_of(dialogues, 5, seed=0)
     assert sorted(np.bincount(folds)) == [2, 2, 2, 2, 3]
     assert folds == fold_of(dialogues, 5, seed=0) and folds != fold_of(dialogues, 5, seed=1)
-
-
-def test_cache_embeds_each_text_once():
-    calls = []
-
-    def embed(texts):
-        calls.append(list(texts))
-        return np.array([[len(t), 1.0] for t in texts])
-
-    embed_cached = cached(embed)
-    first = embed_cached(["a", "bb", "a"])
-    second = embed_cached(["bb", "ccc"])
-    assert calls == [["a", "bb"], ["ccc"]]
-    assert first[:, 0].tolist() == [1, 2, 1] and second[:, 0].tolist() == [2, 3]
 
 
 def test_cross_validation_scores_held_out_folds(sample_path):

@@ -8,7 +8,7 @@ from evaluators.sage import TurnLabel, Verdict
 from evaluators.sage.verdict_scoring import (
     bootstrap_f1_ci,
     format_report,
-    paired_bootstrap,
+    paired_f1_bootstrap,
     prf,
     report,
     selective_f1,
@@ -35,10 +35,10 @@ def test_bootstrap_is_seeded_and_brackets_the_point():
 
 def test_paired_bootstrap():
     # an evaluator against itself: ΔF1 is 0 on every resample, p = 1
-    same = paired_bootstrap(GOLD * 5, PRED * 5, PRED * 5, resamples=500)
+    same = paired_f1_bootstrap(GOLD * 5, PRED * 5, PRED * 5, resamples=500)
     assert same == {"delta_f1": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0}
     # a perfect evaluator against PRED: ΔF1 = 1 − 0.5, clearly significant
-    better = paired_bootstrap(GOLD * 5, GOLD * 5, PRED * 5, resamples=500)
+    better = paired_f1_bootstrap(GOLD * 5, GOLD * 5, PRED * 5, resamples=500)
     assert better["delta_f1"] == 0.5 and better["ci_low"] > 0 and better["p_value"] == 0.0
 
 

@@ -114,3 +114,17 @@ def test_descriptions_are_not_completion_claims():
     assert completion_claim(reported).group(0) == "has been cancelled"
     mixed = "Sorry for the wait. Your table has been booked."
     assert completion_claim(mixed).group(0) == "has been booked"
+
+
+def test_a_stated_limit_in_a_value_does_not_hide_a_claim():
+    from simulation.agents.text import declines_with_alternatives
+    from simulation.validator.faithfulness import completion_claim
+
+    # "no longer needed" is a return reason, not a decline: the claim still counts
+    said = "Your order ORD-5 has been cancelled, reason no longer needed."
+    assert completion_claim(said).group(0) == "has been cancelled"
+    # nor is "I can go ahead ... no longer needed ...?" a decline with an alternative, while
+    # task success's reading of an explanation counts a stated limit
+    asked = "I can go ahead and cancel it (reason no longer needed). Are you ready?"
+    assert not declines_with_alternatives(asked)
+    assert declines_with_alternatives("It can only be moved by phone; I can call.", limits=True)

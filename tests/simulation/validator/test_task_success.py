@@ -2,6 +2,8 @@
 
 from mads_bench.pre_act import Action
 from simulation.validator import NO_EMBEDDINGS, validate_trajectory
+from simulation.validator.common import Context
+from simulation.validator.task_success import user_agreed_before_write
 from tests.simulation.validator.corrupt import FROZEN, TRANSFER, reasons, with_state, with_step
 
 
@@ -39,6 +41,25 @@ def test_soft_difference_with_user_agreement_passes(transfer, scenarios):
     new_id = [r for r in transfer.final_state["transfers"] if r["amount"] == 1200.0][0]
     bad = with_state(transfer, "transfers", "transfer_id", new_id["transfer_id"], memo="tax")
     assert _task(bad, scenarios[TRANSFER])[1] == []
+
+
+def test_a_no_is_not_agreement(transfer, scenarios):
+    # "No, don't go ahead, it doesn't sound good" names "go ahead" and "sounds good" but
+    # refuses: the soft difference is then unagreed (task_success's old yes-parser read any
+    # "go ahead" as a yes)
+    new_id = [r for r in transfer.final_state["transfers"] if r["amount"] == 1200.0][0]
+    bad = with_state(transfer, "transfers", "transfer_id", new_id["transfer_id"], memo="tax")
+    assert user_agreed_before_write(Context(bad, scenarios[TRANSFER]))
+    messages = [
+        m.model_copy(update={"content": "No, don't go ahead, it doesn't sound good."})
+        if m.role == "user" and m.content.startswith("Yes, it sounds good")
+        else m
+        for m in bad.messages
+    ]
+    refused = bad.model_copy(update={"messages": messages})
+    assert not user_agreed_before_write(Context(refused, scenarios[TRANSFER]))
+    _, found = _task(refused, scenarios[TRANSFER])
+    assert len(found) == 1 and found[0].endswith("(and the user never agreed to the write)")
 
 
 def test_impossible_task_pretending_success(frozen, scenarios):
