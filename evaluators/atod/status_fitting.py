@@ -165,7 +165,7 @@ def out_of_fold_predictions(
     folds: int = 5,
     seed: int = 0,
     rounds: int = 2,
-    scorer: Embedder | None = None,
+    scorer: EmbedFn | None = None,
     progress: Callable[[Iterable], Iterable] = lambda it: it,
 ) -> list[Prediction]:
     """Predictions of each dialogue by a status model fitted without it (dialogue folds).
@@ -185,8 +185,8 @@ def out_of_fold_predictions(
     """
     if folds < 2:
         raise UsageError(f"cross-validation needs at least 2 folds, got {folds}")
-    memory, intent = (cached(minilm_embedder(name)) for name in encoders)
-    scorer = scorer or cached(minilm_embedder())
+    memory, intent = (minilm_embedder(name).encode for name in encoders)
+    scorer = scorer or minilm_embedder().encode
     fold = fold_of(dialogues, folds, seed)
     predictions: list[Prediction | None] = [None] * len(dialogues)
     for k in progress(range(folds)):
