@@ -1,20 +1,24 @@
-"""Does GRPO improve on SFT on held-out data? SFT adapter alone vs SFT adapter + N GRPO steps.
+"""Does GRPO improve on SFT on held-out data? SFT adapter alone vs SFT adapter + GRPO.
 
 Slow (not part of a plain `make bench`; run `python -m benchmarks.run grpo_gain`). It takes the
 demo's outputs (`MADS_BENCH_DEMO_DIR`, default `outputs/demo`: its dataset and SFT adapter,
 from a finished `make demo`), runs `recipes/grpo.py` with the demo config for
-`MADS_BENCH_GRPO_STEPS` steps (default 12) from that SFT adapter, and predicts the demo's
-held-out evaluation steps with both policies. Reported, each with a 95% paired bootstrap CI of
-the difference over conversations: the mean total reward on held-out steps (MADS §4.3: action
-type + tool call + semantic, the reward GRPO optimises, with MiniLM as in training) and the
-L-1 headline figures. The GRPO run's own reward curve (training prompts) is reported too, so
-a rise on training prompts can be told apart from a gain on held-out ones.
+`MADS_BENCH_GRPO_STEPS` steps (default 40; the config's curriculum probes the SFT policy
+first) from that SFT adapter, and predicts held-out evaluation steps with both policies
+(`MADS_BENCH_EVAL_CONVERSATIONS` test conversations, default 16, every domain, the held-out
+home-services domain included). Reported, each with a 95% paired bootstrap CI of the
+difference over conversations: the mean total reward on held-out steps (MADS §4.3: action
+type + tool call + semantic, with MiniLM as in training), tool-name F1, parameter exact
+match, L-2 and the L-1 headline figures. Also: the GRPO run's reward curve on training
+prompts, the share of groups with zero reward spread, what the curriculum probe found, and
+the wall time of the whole benchmark (the budget it is meant to fit: 30 minutes on 2 cores).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from mads_bench.training.pipeline import DEMO_GRPO_CONFIG, run_recipe
@@ -22,8 +26,18 @@ from mads_bench.training.pipeline import DEMO_GRPO_CONFIG, run_recipe
 SLOW = True
 """Skipped by a plain `python -m benchmarks.run`; run it by name."""
 
+FIGURES = (
+    "mean_total_reward",
+    "tool_name_f1",
+    "param_exact_match",
+    "l2_success_rate",
+    "format_validity",
+    "action_recall_macro",
+)
 
-def _total_rewards(rows: list[dict], predictions: Path) -> dict[tuple, float]:
+
+def total_rewards(predictions: Path) -> dict[tuple, float]:
+    """MADS §4.3 total reward of each scored prediction, keyed by (conversation, turn, step)."""
     from evaluators.step_predictions import read_rows
     from rewards.total import make_mads_total_reward
 
@@ -36,12 +50,26 @@ def _total_rewards(rows: list[dict], predictions: Path) -> dict[tuple, float]:
     return dict(zip(keys, values, strict=True))
 
 
-def run() -> list[dict]:
+def reward_gain(before: dict[tuple, float], after: dict[tuple, float], seed: int = 0) -> dict:
+    """Paired bootstrap (by conversation) of the mean total reward, after - before."""
     from evaluators.bootstrap import paired_bootstrap
+
+    units: dict[str, tuple[list, list]] = {}
+    for key, value in before.items():
+        first, second = units.setdefault(key[0], ([], []))
+        first.append(value or 0.0)
+        second.append(after[key] or 0.0)
+    mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
+    return paired_bootstrap([units[c] for c in sorted(units)], mean, seed=seed).to_dict()
+
+
+def run() -> list[dict]:
     from mads_bench.demo import compare, eval_rows, evaluate_model
 
+    started = time.perf_counter()
     demo = Path(os.environ.get("MADS_BENCH_DEMO_DIR", "outputs/demo"))
-    steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "12"))
+    steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "40"))
+    conversations = int(os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS", "16"))
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
         raise SystemExit(f"{sft}: no SFT adapter; run `make demo` (or set MADS_BENCH_DEMO_DIR)")
@@ -52,25 +80,23 @@ def run() -> list[dict]:
                     "none"],
         echo=False, log=lambda message: print(message, flush=True),
     )  # fmt: skip
-    rows = eval_rows(demo / "dataset", 8, 0)
+    rows = eval_rows(demo / "dataset", conversations, 0)
     evaluations, rewards = {}, {}
     for name, model in (("sft", sft), ("grpo", Path(grpo["output_dir"]))):
-        predictions = out / f"predictions_{name}_{steps}.jsonl"
+        predictions = out / f"predictions_{name}_{steps}_{conversations}.jsonl"
         evaluations[name] = evaluate_model(str(model), rows, predictions, 192)
-        rewards[name] = _total_rewards(rows, predictions)
-    units: dict[str, tuple[list, list]] = {}
-    for key, value in rewards["sft"].items():
-        before, after = units.setdefault(key[0], ([], []))
-        before.append(value or 0.0)
-        after.append(rewards["grpo"][key] or 0.0)
-    reward = paired_bootstrap(list(units.values()), lambda xs: sum(xs) / len(xs) if xs else None)
-    figures = {"mean_total_reward": reward.to_dict()} | compare(
+        rewards[name] = total_rewards(predictions)
+    figures = {"mean_total_reward": reward_gain(rewards["sft"], rewards["grpo"])} | compare(
         evaluations["sft"], evaluations["grpo"]
     )
+    minutes = (time.perf_counter() - started) / 60
     (out / f"result_{steps}.json").write_text(
-        json.dumps({"grpo": grpo, "figures": figures}, indent=2)
+        json.dumps({"grpo": grpo, "figures": figures, "minutes": minutes}, indent=2)
     )
-    note = f"SFT vs + {steps} GRPO steps; {reward.items} held-out steps, {reward.units} conv."
+    note = (
+        f"SFT vs + {steps} GRPO steps; {len(rows)} held-out steps of "
+        f"{len(evaluations['sft'].conversations)} conversations"
+    )
     result = [
         {
             "measure": f"held-out {key}: GRPO - SFT",
@@ -79,13 +105,24 @@ def run() -> list[dict]:
             "note": f"{figures[key]['before']} -> {figures[key]['after']}, 95% CI "
             f"[{figures[key]['ci_low']}, {figures[key]['ci_high']}]; {note}",
         }
-        for key in ("mean_total_reward", "format_validity", "action_recall_macro", "tool_name_f1")
+        for key in FIGURES
     ]
     curve = grpo.get("rewards") or []
-    result.append({
-        "measure": "GRPO training reward, first -> mean of last 3 steps",
-        "value": sum(curve[-3:]) / max(len(curve[-3:]), 1), "unit": "",
-        "note": f"first {curve[0] if curve else None}; {grpo['seconds_per_step']} s/step; "
-        f"all: {[round(r, 3) for r in curve]}",
-    })  # fmt: skip
+    result += [
+        {
+            "measure": "GRPO training reward, first -> mean of last 5 steps",
+            "value": sum(curve[-5:]) / max(len(curve[-5:]), 1), "unit": "",
+            "note": f"first {curve[0] if curve else None}; {grpo['seconds_per_step']} s/step; "
+            f"all: {[round(r, 3) for r in curve]}",
+        },
+        {
+            "measure": "GRPO groups with zero reward spread (share)",
+            "value": grpo.get("zero_spread_share"), "unit": "",
+            "note": f"curriculum probe: {grpo.get('curriculum')}",
+        },
+        {
+            "measure": "grpo_gain wall time (GRPO + both evaluations)",
+            "value": round(minutes, 1), "unit": "min", "note": "budget: 30 min on 2 cores",
+        },
+    ]  # fmt: skip
     return result

@@ -5,7 +5,8 @@ scripted simulator and the CPU demo model (SmolLM2-135M-Instruct), evaluates the
 the trained policy on the same held-out steps (whole test conversations, every domain, the
 held-out home-services domain first), and writes ``OUT/REPORT.md`` and ``OUT/REPORT.json``:
 each figure before and after with a 95% paired bootstrap CI of the difference (resampling
-conversations), the held-out sample, stage seconds, seconds per step, peak RSS and bf16 use of
+conversations), the same for the SFT adapter alone against SFT + GRPO (`grpo_vs_sft`: what
+GRPO added), the held-out sample, stage seconds, seconds per step, peak RSS and bf16 use of
 each training stage. Each stage says what it does as it goes; stages whose output exists are
 reused, so an interrupted demo resumes (delete ``OUT`` to start over).
 """
@@ -34,8 +35,11 @@ FIGURES = (  # (REPORT.json key, label); each is scored per step and resampled b
     ("semantic_similarity", "L-1 semantic similarity"),
     ("l2_success_rate", "L-2 success rate"),
 )
-HEADLINE = ("format_validity", "action_recall_macro")
+HEADLINE = ("format_validity", "action_recall_macro", "tool_name_f1")
 """The figures the demo's training is chosen to move (issue: CIs that exclude zero)."""
+GRPO_FIGURES = ("format_validity", "action_recall_macro", "tool_name_f1", "param_exact_match",
+                "semantic_similarity", "l2_success_rate")  # fmt: skip
+"""Figures of the `GRPO vs SFT-only` comparison (what GRPO adds to its SFT adapter)."""
 
 
 def _say(message: str) -> None:
@@ -172,6 +176,14 @@ def _mb(value: Any) -> str:
     return "n/a" if value is None else f"{value:.0f}"
 
 
+def _figure_row(label: str, f: dict[str, Any]) -> str:
+    ci = "n/a" if f["ci_low"] is None else f"[{_fmt(f['ci_low'])}, {_fmt(f['ci_high'])}]"
+    mark = " *" if f["excludes_zero"] else ""
+    return (
+        f"| {label} | {_fmt(f['before'])} | {_fmt(f['after'])} | {_fmt(f['delta'])}{mark} | {ci} |"
+    )
+
+
 def render_report(out: Path, result: dict[str, Any]) -> str:
     """The markdown report of `REPORT.json`'s content: figures with CIs, training, stages."""
     held = result["held_out"]
@@ -186,14 +198,7 @@ def render_report(out: Path, result: dict[str, Any]) -> str:
         "| metric | base model | after SFT + GRPO | difference | 95% CI of the difference |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for key, label in FIGURES:
-        f = result["figures"][key]
-        ci = "n/a" if f["ci_low"] is None else f"[{_fmt(f['ci_low'])}, {_fmt(f['ci_high'])}]"
-        mark = " *" if f["excludes_zero"] else ""
-        lines.append(
-            f"| {label} | {_fmt(f['before'])} | {_fmt(f['after'])} | {_fmt(f['delta'])}{mark} "
-            f"| {ci} |"
-        )
+    lines += [_figure_row(label, result["figures"][key]) for key, label in FIGURES]
     gained = [label for key, label in FIGURES if key in HEADLINE
               and result["figures"][key]["excludes_zero"]
               and result["figures"][key]["delta"] > 0]  # fmt: skip
@@ -204,8 +209,19 @@ def render_report(out: Path, result: dict[str, Any]) -> str:
         "",
         f"**{'The trained agent is better' if len(gained) == len(HEADLINE) else 'No reliable gain'}"
         f"**: {len(gained)} of the {len(HEADLINE)} headline figures (format validity, "
-        "action-type recall) gained with a CI above 0.",
+        "action-type recall, tool-name F1) gained with a CI above 0.",
     ]
+    if result.get("grpo_vs_sft"):
+        labels = dict(FIGURES)
+        lines += [
+            "",
+            "GRPO vs SFT-only (the SFT adapter alone, evaluated on the same steps: what GRPO "
+            "added):",
+            "",
+            "| metric | SFT only | SFT + GRPO | difference | 95% CI of the difference |",
+            "| --- | --- | --- | --- | --- |",
+            *[_figure_row(labels[key], result["grpo_vs_sft"][key]) for key in GRPO_FIGURES],
+        ]
     sft, grpo = result["training"]["sft"], result["training"]["grpo"]
     lines += [
         "",
@@ -227,7 +243,8 @@ def render_report(out: Path, result: dict[str, Any]) -> str:
         "rejected: `rejected.jsonl`)",
         f"- dataset (trajectories / sft / grpo, card): `{out / 'dataset'}`",
         f"- SFT adapter: `{sft['output_dir']}`; GRPO adapter: `{grpo['output_dir']}`",
-        f"- predictions: `{out / 'predictions_base.jsonl'}`, `{out / 'predictions_trained.jsonl'}`",
+        f"- predictions: `{out / 'predictions_base.jsonl'}`, `{out / 'predictions_sft.jsonl'}`, "
+        f"`{out / 'predictions_trained.jsonl'}`",
         f"- this report as JSON: `{out / 'REPORT.json'}`",
         "",
         "The CPU demo trains SmolLM2-135M for minutes; the paper's Qwen2.5-7B/32B configs are in "
@@ -304,7 +321,8 @@ def run_demo(
     training = _finished_training(summary_file, model, sft_steps, grpo_steps)
     if training is None:
         _say(f"training: SFT {sft_steps} steps, then GRPO {grpo_steps} steps from the SFT adapter")
-        (out / "predictions_trained.jsonl").unlink(missing_ok=True)  # of an earlier adapter
+        for name in ("sft", "trained"):  # predictions of an earlier run's adapters
+            (out / f"predictions_{name}.jsonl").unlink(missing_ok=True)
         training = run_sft_then_grpo(
             dataset,
             out / "train",
@@ -319,7 +337,14 @@ def run_demo(
     stage("SFT + GRPO", started)
 
     started = time.perf_counter()
-    _say("evaluating the trained adapter on the same steps")
+    _say("evaluating the SFT adapter alone on the same steps (what GRPO starts from)")
+    sft_only = evaluate_model(
+        training["sft"]["output_dir"], rows, out / "predictions_sft.jsonl", max_new_tokens
+    )
+    stage("evaluate SFT adapter", started)
+
+    started = time.perf_counter()
+    _say("evaluating the trained adapter (SFT + GRPO) on the same steps")
     trained = training["grpo"]["output_dir"]
     after = evaluate_model(trained, rows, out / "predictions_trained.jsonl", max_new_tokens)
     stage("evaluate trained model", started)
@@ -327,6 +352,7 @@ def run_demo(
     result = {
         "model": model,
         "figures": compare(before, after, seed=seed),
+        "grpo_vs_sft": compare(sft_only, after, seed=seed),
         "held_out": {
             "conversations": len(before.conversations),
             "steps": len(rows),

@@ -88,11 +88,17 @@ def test_report_shows_figures_with_cis_training_and_the_verdict(tmp_path):
     assert "| L-1 action-type recall (macro) | 0.250 | 0.750 | 0.500 * | [0.300, 0.700] |" in report
     assert "| L-1 parameter exact match | n/a | n/a | n/a | n/a |" in report
     assert "45 assistant steps" in report and "bf16 (native on this CPU)" in report
-    assert "**The trained agent is better**: 2 of the 2" in report
+    assert "**The trained agent is better**: 3 of the 3" in report
+    assert "GRPO vs SFT-only" not in report  # no SFT-only evaluation in this result
     assert "loss 2.000 → 1.000" in report and "reward 0.500 → 0.750" in report
     assert "peak RSS" in report and "o/grpo" in report
     report = render_report(tmp_path, _result(0.25, 0.35, -0.05, 0.3))
-    assert "**No reliable gain**: 0 of the 2" in report
+    assert "**No reliable gain**: 0 of the 3" in report
+    result = _result(0.25, 0.75, 0.3, 0.7)
+    result["grpo_vs_sft"] = result["figures"]
+    report = render_report(tmp_path, result)
+    assert "GRPO vs SFT-only" in report
+    assert "| L-1 tool-name F1 | 0.250 | 0.750 | 0.500 * | [0.300, 0.700] |" in report
 
 
 def test_eval_rows_span_every_domain_and_reach_the_step_floor(tmp_path):
@@ -146,6 +152,6 @@ def test_demo_runs_end_to_end_on_the_tiny_model(tmp_path):
     assert (tmp_path / "demo" / "REPORT.md").read_text() == report
     assert "| L-2 success rate |" in report
     result = json.loads((tmp_path / "demo" / "REPORT.json").read_text())
-    assert set(result["figures"]) == {key for key, _ in FIGURES}
+    assert set(result["figures"]) == set(result["grpo_vs_sft"]) == {key for key, _ in FIGURES}
     assert result["held_out"]["steps"] >= 40 and result["held_out"]["conversations"] >= 6
     assert (tmp_path / "demo" / "train" / "grpo" / "adapter_config.json").is_file()

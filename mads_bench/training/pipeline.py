@@ -96,6 +96,13 @@ def stage_summary(output_dir: Path, wall_s: float) -> dict[str, Any]:
     rewards = [row["reward"] for row in state["log_history"] if "reward" in row]
     if rewards:
         summary.update(reward_first=rewards[0], reward_last=rewards[-1], rewards=rewards)
+    flat = [row["frac_reward_zero_std"] for row in state["log_history"]
+            if "frac_reward_zero_std" in row]  # fmt: skip
+    if flat:  # GRPO: share of groups whose completions all scored the same (no gradient)
+        summary["zero_spread_share"] = round(sum(flat) / len(flat), 4)
+    curriculum = output_dir / "curriculum.json"
+    if curriculum.is_file():
+        summary["curriculum"] = json.loads(curriculum.read_text())
     losses = [row["loss"] for row in state["log_history"] if "loss" in row]
     if losses:
         summary.update(loss_first=losses[0], loss_last=losses[-1])
