@@ -11,9 +11,10 @@ steps. Side by side in the same run: GRPO generating from the trained 4-bit mode
 in float32 (`MADS_BENCH_BF16=0`, what a CPU without native bf16 gets) and SFT with LoRA on the
 unquantised base (`load_in_4bit false`); the ratios say what each setting buys.
 Seconds per step are the trainer's `train_runtime / global_step` (model loading excluded);
-peak RSS is `ru_maxrss` of the training process; steps per merged sequence is the recipe's
-`steps_per_sequence` train metric. Needs `smollm2-135m` set up (`mads-bench models
-setup smollm2-135m`); takes several minutes on 2 cores.
+peak RSS is `ru_maxrss` of the training process; GRPO "as before" is the configuration this
+round started from (`rollout_weights: trained`, one completion per micro-batch); steps per
+merged sequence is the recipe's `steps_per_sequence` train metric. Needs `smollm2-135m` set
+up (`mads-bench models setup smollm2-135m`); takes several minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from mads_bench.training.pipeline import (
 )
 
 SFT_STEPS = 6
-GRPO_STEPS = 2
+GRPO_STEPS = 3
 
 
 def _build_dataset(root: Path) -> Path:
@@ -85,6 +86,12 @@ def run() -> list[dict]:
             "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
             "--rollout_weights", "trained",
         )  # fmt: skip
+        grpo_before = launch(  # the code this round started from: TRL's rows, 4-bit rollouts
+            "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo_before",
+            "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
+            "--rollout_weights", "trained", "--per_device_train_batch_size", "1",
+            "--gradient_accumulation_steps", "2", "--steps_per_generation", "2",
+        )  # fmt: skip
         grpo_fp32 = launch(
             "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo_fp32",
             "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
@@ -110,6 +117,7 @@ def run() -> list[dict]:
         ),
         ("grpo", grpo, grpo_note),
         ("grpo rollouts from the trained 4-bit model", grpo_trained, grpo_note),
+        ("grpo as before (4-bit rollouts, one completion per micro-batch)", grpo_before, grpo_note),
         ("grpo float32", grpo_fp32, grpo_note),
     ):
         rows.append({"measure": f"{label} seconds/step (smollm2-135m)",
@@ -142,6 +150,13 @@ def run() -> list[dict]:
         "value": grpo_trained["seconds_per_step"] / grpo["seconds_per_step"], "unit": "x",
         "note": "same prompts, same run; `rollout_weights: trained` (TRL's own generation) vs "
         "the default merged bf16/fp32 copy (mads_bench.training.fast_weights)",
+    })  # fmt: skip
+    rows.append({
+        "measure": "grpo step time, as before / now (speed-up of the demo config)",
+        "value": grpo_before["seconds_per_step"] / grpo["seconds_per_step"], "unit": "x",
+        "note": "same prompts, same run; before: TRL's generation from the 4-bit policy and "
+        "one completion per micro-batch; now: rollouts from the merged copy through the decode "
+        "engine, the group in one packed sequence (SharedPromptGRPOTrainer)",
     })  # fmt: skip
     rows.append({
         "measure": "sft step time, unquantised LoRA / QLoRA",

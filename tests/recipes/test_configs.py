@@ -58,6 +58,8 @@ def test_config_parses_with_qlora_and_completion_only_loss(path: Path) -> None:
                 check_vllm_settings(training_args, script_args.max_step_tokens)
         # the generation round holds whole groups of num_generations completions
         assert training_args.generation_batch_size % training_args.num_generations == 0
+        if "use_cpu: true" in path.read_text():  # a group per micro-batch: one prompt pass
+            assert training_args.per_device_train_batch_size % training_args.num_generations == 0
 
 
 @pytest.mark.parametrize("model", ["qwen2.5-7b-instruct", "qwen2.5-32b-instruct"])
