@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from evaluators.similarity import SentenceSimilarity
 from evaluators.step_scoring import GoldAction, arguments_equal, parse_prediction
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.models import load_sentence_encoder
 from rewards import (
     action_type_reward,
@@ -95,7 +95,7 @@ def run() -> list[dict]:
 
     batched = batched_encode = 0.0
     for _ in range(REPEATS):
-        semantic = make_semantic_reward("minilm", similarity=SentenceSimilarity(encoder=encoder))
+        semantic = make_semantic_reward("minilm", similarity=SentenceEncoder(encoder=encoder))
         start = time.perf_counter()
         for reward in (action_type_reward, tool_call_reward, semantic, pre_act_format_reward):
             reward(completions, **gold)

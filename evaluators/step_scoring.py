@@ -3,7 +3,7 @@
 Everything here is a plain, deterministic function (no model): reading a gold action from
 the ``grpo`` dataset columns, reading a predicted action from model output, comparing tool
 arguments, token F1 and the lenient tool-name match of L-2. The sentence-embedding
-similarity lives in :mod:`evaluators.similarity`.
+similarity lives in :mod:`mads_bench.embedding`.
 
 Argument equality ("exact match after JSON normalisation", SPEC §6) compares JSON *values*:
 object key order and whitespace never matter, numbers compare by value (``1`` equals

@@ -92,9 +92,9 @@ class Evaluation:
 @cache
 def _similarity() -> Any:
     """The L-1 sentence encoder (MPNet), loaded once for every evaluation of a run."""
-    from evaluators.similarity import SentenceSimilarity
+    from mads_bench.embedding import SentenceEncoder
 
-    return SentenceSimilarity("mpnet")
+    return SentenceEncoder("mpnet")
 
 
 def evaluate_model(

@@ -39,9 +39,9 @@ from typing import Any
 from evaluators.online.core import conversation_outcome
 from evaluators.step_scoring import arguments_equal
 from mads_bench.data_model import Scenario, Trajectory
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.pre_act import Action, parse_step
 from rewards.pre_act_format import format_score
-from simulation.validator.embedding import Embedder
 
 __all__ = [
     "CONVERSATION_REWARDS",
@@ -62,7 +62,7 @@ def summarise_conversation(
     *,
     max_steps: int,
     policy_tokens: int = 0,
-    embedder: Embedder | None = None,
+    embedder: SentenceEncoder | None = None,
     sage: bool = True,
 ) -> dict[str, Any]:
     """Everything the conversation rewards read about one finished conversation.
@@ -73,7 +73,7 @@ def summarise_conversation(
         scenario (`Scenario`): The scenario it was played from.
         max_steps (`int`): The rollout's assistant-step cap (for ``turn_cost``).
         policy_tokens (`int`): Tokens the policy generated in it (logged, not rewarded).
-        embedder (`Embedder`, *optional*): MiniLM for the decline rules of the success check.
+        embedder (`SentenceEncoder`, *optional*): MiniLM for the decline rules of the success check.
         sage (`bool`): Also count SAGE-Core failures per turn (for ``sage_turns``).
 
     Returns:

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from evaluators.similarity import SentenceSimilarity
 from evaluators.step_scoring import GoldAction
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.pre_act import Action
 from rewards._common import encoder_text, gold_actions, predicted_actions
 
@@ -31,7 +31,7 @@ def _reward_name(base: str, model: str) -> str:
 def semantic_scores(
     predicted_batch: list[Action | None],
     golds: list[GoldAction | None],
-    similarity: SentenceSimilarity,
+    similarity: SentenceEncoder,
 ) -> list[float | None]:
     """Semantic reward from parsed actions, one encoder call (shared with the total reward)."""
     rewards: list[float | None] = [None if g is None or g.type != "say" else 0.0 for g in golds]
@@ -47,14 +47,14 @@ def semantic_scores(
 
 
 def make_semantic_reward(
-    model: str = "minilm", *, similarity: SentenceSimilarity | None = None
+    model: str = "minilm", *, similarity: SentenceEncoder | None = None
 ) -> RewardFunc:
     """Build the semantic reward for one sentence encoder.
 
     Args:
         model (`str`): Encoder name for `mads_bench.models.load_sentence_encoder` (default
             ``"minilm"``; ``"mpnet"`` is the paper's L-1 model).
-        similarity (`SentenceSimilarity`, *optional*): Share an existing similarity object
+        similarity (`SentenceEncoder`, *optional*): Share an existing similarity object
             (and its gold cache).
 
     Returns:
@@ -66,7 +66,7 @@ def make_semantic_reward(
         >>> reward.__name__
         'semantic_reward_mpnet'
     """
-    sim = similarity or SentenceSimilarity(model)
+    sim = similarity or SentenceEncoder(model)
 
     def semantic_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
         """Clamped cosine of the predicted vs gold ``say`` (one encoder call per batch).

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluators.similarity import SentenceSimilarity
+from mads_bench.embedding import SentenceEncoder
 from rewards._common import gold_actions, predicted_actions
 from rewards.action_type import action_type_scores
 from rewards.semantic import RewardFunc, _reward_name, semantic_scores
@@ -19,13 +19,13 @@ from rewards.tool_call import tool_scores
 
 
 def make_mads_total_reward(
-    model: str = "minilm", *, similarity: SentenceSimilarity | None = None
+    model: str = "minilm", *, similarity: SentenceEncoder | None = None
 ) -> RewardFunc:
     """Build the total reward with the given sentence encoder for its semantic part.
 
     Args:
         model (`str`): Encoder name (default ``"minilm"``).
-        similarity (`SentenceSimilarity`, *optional*): Share an existing similarity object.
+        similarity (`SentenceEncoder`, *optional*): Share an existing similarity object.
 
     Returns:
         `Callable`: Named ``mads_total_reward`` for ``minilm``, ``mads_total_reward_<model>``
@@ -35,7 +35,7 @@ def make_mads_total_reward(
         >>> make_mads_total_reward().__name__
         'mads_total_reward'
     """
-    sim = similarity or SentenceSimilarity(model)
+    sim = similarity or SentenceEncoder(model)
 
     def mads_total_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
         """Sum of action-type, tool-call and semantic rewards, each 0.0 where it does not apply.

@@ -72,11 +72,12 @@ def test_generated_scenarios_are_valid_and_executable(domain):
 def test_generated_scenarios_simulate_and_validate(minilm_path):
     """The scripted agents on a seeded generated batch (every complexity): at least 98% of
     the conversations pass the validator; the ones that fail are named."""
+    from mads_bench.embedding import SentenceEncoder
     from mads_bench.models import load_sentence_encoder
     from simulation.runner import simulate
-    from simulation.validator import Embedder, validate_trajectory
+    from simulation.validator import validate_trajectory
 
-    embedder = Embedder(load_sentence_encoder(str(minilm_path)))
+    embedder = SentenceEncoder(load_sentence_encoder(str(minilm_path)))
     rejected, total = [], 0
     for domain in DOMAINS:
         for scenario in generate_scenarios(load_domain(domain), 20, seed=7):

@@ -7,8 +7,8 @@ import evaluate
 
 from evaluators.l1.core import L1Step, score_l1
 from evaluators.metric_info import metric_info
-from evaluators.similarity import SentenceSimilarity
 from evaluators.step_scoring import GoldAction
+from mads_bench.embedding import SentenceEncoder
 
 _CITATION = """\
 @article{mads2026,
@@ -104,7 +104,7 @@ class L1(evaluate.Metric):
             if gold is None:
                 raise ValueError(f"references[{i}]: action_type is missing")
             steps.append(L1Step(prediction, gold, required_params[i], domains[i], complexities[i]))
-        similarity = None if similarity_model is None else SentenceSimilarity(similarity_model)
+        similarity = None if similarity_model is None else SentenceEncoder(similarity_model)
         report = score_l1(steps, similarity=similarity)
         return {
             **report.overall,

@@ -42,13 +42,13 @@ from typing import Any
 
 from mads_bench.catalog import load_domain
 from mads_bench.data_model import Message, Scenario, ToolCall, Trajectory
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.pre_act import Action, PreActStep, parse_step, render_step
 from simulation.agents import make_agent
 from simulation.agents.assistant import ScriptedAssistant
 from simulation.runner import conversation_seed, run_conversation, trajectory_id
 from simulation.tool_backend import ToolBackend
 from simulation.validator.aggregate import NO_EMBEDDINGS
-from simulation.validator.embedding import Embedder
 from simulation.validator.state import replay_workflow
 
 __all__ = ["ADVERSARIES", "BASELINE", "play_adversary", "render_battery", "run_battery"]
@@ -331,7 +331,7 @@ def run_battery(
     names: Sequence[str] | None = None,
     seed: int = 0,
     trials: int = 1,
-    embedder: Embedder | None = None,
+    embedder: SentenceEncoder | None = None,
     progress: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Play every scenario ``trials`` times with each cheat and count what it earned.
@@ -342,7 +342,7 @@ def run_battery(
             of :data:`ADVERSARIES`).
         seed (`int`): the run seed.
         trials (`int`): conversations per scenario and player.
-        embedder (`Embedder`, *optional*): for the decline rules (default: rules only).
+        embedder (`SentenceEncoder`, *optional*): for the decline rules (default: rules only).
         progress (`bool`): show a progress bar.
 
     Returns:

@@ -47,10 +47,10 @@ from typing import Any
 
 from evaluators.bootstrap import bootstrap_interval, paired_bootstrap
 from mads_bench.data_model import Scenario, Trajectory
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.pre_act import canonical_json
 from simulation.validator.aggregate import resolve
 from simulation.validator.common import Context
-from simulation.validator.embedding import Embedder
 from simulation.validator.task_success import TaskSuccessChecker
 
 __all__ = [
@@ -93,7 +93,7 @@ def conversation_outcome(
     trajectory: Trajectory,
     scenario: Scenario,
     *,
-    embedder: Embedder | None = None,
+    embedder: SentenceEncoder | None = None,
     sage: bool = False,
 ) -> OnlineOutcome:
     """Score one finished conversation (rules only: no judge is consulted).
@@ -101,7 +101,8 @@ def conversation_outcome(
     Args:
         trajectory (`Trajectory`): the conversation, with its ``final_state``.
         scenario (`Scenario`): the scenario it was simulated from.
-        embedder (`Embedder`, *optional*): MiniLM for the decline explanation (default: load).
+        embedder (`SentenceEncoder`, *optional*): MiniLM for the decline explanation (default:
+            load).
         sage (`bool`): also count SAGE-Core failures per assistant step
             (`evaluators.sage.mads_turns`: one turn record per tool call and per say).
 

@@ -34,13 +34,13 @@ from evaluators.online.core import (
     render_markdown,
     score_online,
 )
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.errors import MadsBenchError
 from mads_bench.files import atomic_write_text
 from simulation.parallel import SimulationSettings
 from simulation.runner import trajectory_id
 from simulation.simulate_run import simulate_run
 from simulation.trajectory_io import read_trajectories
-from simulation.validator.embedding import Embedder
 
 __all__ = ["OnlineRunError", "evaluate_online"]
 
@@ -61,7 +61,7 @@ def evaluate_online(
     max_failures: int | None = 3,
     progress: bool = True,
     resamples: int = 10_000,
-    embedder: Embedder | None = None,
+    embedder: SentenceEncoder | None = None,
     sage: bool = False,
 ) -> dict[str, Any]:
     """Simulate ``trials`` conversations per scenario with the settings' agents and score them.
@@ -77,7 +77,8 @@ def evaluate_online(
         max_failures (`int`, *optional*): stop simulating after this many failures in a row.
         progress (`bool`): show a progress bar.
         resamples (`int`): bootstrap resamples for the CIs.
-        embedder (`Embedder`, *optional*): MiniLM for the decline rules (loaded when omitted).
+        embedder (`SentenceEncoder`, *optional*): MiniLM for the decline rules (loaded when
+            omitted).
         sage (`bool`): also count SAGE-Core failures per turn.
 
     Returns:
@@ -103,7 +104,7 @@ def evaluate_online(
         progress=progress,
     )
     by_id = {t.id: t for t in read_trajectories(trajectories_file)}
-    embedder = embedder or Embedder()
+    embedder = embedder or SentenceEncoder()
     outcomes = [
         conversation_outcome(trajectory, scenario, embedder=embedder, sage=sage)
         for scenario in scenarios

@@ -129,13 +129,13 @@ def _emit(report, args: argparse.Namespace) -> int:
 
 def run_l1(args: argparse.Namespace) -> int:
     from evaluators.l1.core import score_l1
-    from evaluators.similarity import SentenceSimilarity
     from evaluators.step_predictions import l1_steps, read_rows
+    from mads_bench.embedding import SentenceEncoder
 
     _predict(args)
     steps = l1_steps(read_rows(args.predictions))
     model = None if args.similarity_model.lower() == "none" else args.similarity_model
-    similarity = None if model is None else SentenceSimilarity(model)
+    similarity = None if model is None else SentenceEncoder(model)
     return _emit(score_l1(steps, similarity=similarity), args)
 
 

@@ -587,8 +587,8 @@ class ConversationRollout:
 
     def play(self, entries: Sequence[tuple[Scenario, int]], trainer: Any) -> list[Rollout]:
         """Play and summarise the entries' conversations with the trainer's policy."""
+        from mads_bench.embedding import SentenceEncoder
         from rewards import summarise_conversation
-        from simulation.validator.embedding import Embedder
 
         if self._chat is None:
             self._chat = ChatTokens(trainer.processing_class)
@@ -596,7 +596,7 @@ class ConversationRollout:
                 from simulation.backends import get_backend
 
                 self._user_backend = get_backend(self.user)
-            self._embedder = Embedder()
+            self._embedder = SentenceEncoder()
         vllm = getattr(trainer, "use_vllm", False)
         if self.fast_weights and not vllm and self._weights is None and self.policy is None:
             from mads_bench.training.fast_weights import RolloutWeights

@@ -26,13 +26,11 @@ from simulation.validator.aggregate import (
     validate_trajectory,
 )
 from simulation.validator.common import CHECK_NAMES, CheckResult, JudgeQuestion
-from simulation.validator.embedding import Embedder
 
 __all__ = [
     "CHECK_NAMES",
     "NO_EMBEDDINGS",
     "CheckResult",
-    "Embedder",
     "JudgeQuestion",
     "validate_trajectories",
     "validate_trajectory",

@@ -26,9 +26,9 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 
 from mads_bench.data_model import Scenario, Trajectory
+from mads_bench.embedding import SentenceEncoder
 from simulation.backends.judge import JudgeBackend, parse_judge_answer
 from simulation.validator.common import CHECK_NAMES, CheckResult, Context
-from simulation.validator.embedding import Embedder
 from simulation.validator.faithfulness import check_faithfulness
 from simulation.validator.role_confusion import RoleConfusionChecker
 from simulation.validator.syntax import check_syntax
@@ -70,7 +70,7 @@ class _Orthogonal:
         return vectors
 
 
-NO_EMBEDDINGS = Embedder(_Orthogonal())
+NO_EMBEDDINGS = SentenceEncoder(_Orthogonal())
 
 
 def resolve(result: CheckResult, answers: list[str] | None) -> CheckResult:
@@ -96,7 +96,7 @@ def validate_trajectories(
     scenarios: Mapping[str, Scenario],
     *,
     judge: JudgeBackend | None = None,
-    embedder: Embedder | None = None,
+    embedder: SentenceEncoder | None = None,
     chunk_size: int = 32,
 ) -> Iterator[Trajectory]:
     """Validate trajectories lazily, yielding each with its ``verdict`` set, in input order.
@@ -108,7 +108,7 @@ def validate_trajectories(
         embedder: shared sentence embedder (MiniLM, loaded on first use, when omitted).
         chunk_size: trajectories per embedding batch and judge call.
     """
-    embedder = embedder or Embedder()
+    embedder = embedder or SentenceEncoder()
     role_checker = RoleConfusionChecker(embedder)
     task_checker = TaskSuccessChecker(embedder)
     chunk: list[Trajectory] = []
@@ -178,7 +178,7 @@ def validate_trajectory(
     scenario: Scenario,
     *,
     judge: JudgeBackend | None = None,
-    embedder: Embedder | None = None,
+    embedder: SentenceEncoder | None = None,
 ) -> dict:
     """Validate one trajectory and return its verdict dict (see the module docstring).
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.text import split_sentences
 from simulation.validator.common import DONE_TOKEN, CheckResult, Context, JudgeQuestion
-from simulation.validator.embedding import Embedder
 from simulation.validator.prototypes import ASSISTANT_PROTOTYPES, USER_PROTOTYPES
 
 ASSISTANT_MIN = 0.55
@@ -82,7 +82,7 @@ def rule_findings(text: str) -> list[str]:
     return found
 
 
-def assistant_like(texts: list[str], embedder: Embedder | None = None) -> list[bool]:
+def assistant_like(texts: list[str], embedder: SentenceEncoder | None = None) -> list[bool]:
     """Whether each text, as a user message, could fail this check: a rule finding, or a
     sentence within ``BAND`` of the embedding margin against the generic user prototypes
     (a persona's own samples can only make it more user-like). For vetting phrases that
@@ -96,7 +96,7 @@ def assistant_like(texts: list[str], embedder: Embedder | None = None) -> list[b
     queued = [(i, s) for i, t in enumerate(texts) if not flagged[i] for s in sentences(t)]
     if not queued:
         return flagged
-    embedder = embedder or Embedder()
+    embedder = embedder or SentenceEncoder()
     assistant = embedder.encode(list(ASSISTANT_PROTOTYPES))
     users = embedder.encode(list(USER_PROTOTYPES))
     vectors = embedder.encode([s for _, s in queued])
@@ -115,12 +115,12 @@ class RoleConfusionChecker:
     """Checks many trajectories at once (one encoder batch for all their user sentences).
 
     Args:
-        embedder: the shared :class:`~simulation.validator.embedding.Embedder` (a new one
+        embedder: the shared :class:`~simulation.validator.embedding.SentenceEncoder` (a new one
             loading ``minilm`` when omitted).
     """
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
-        self.embedder = embedder or Embedder()
+    def __init__(self, embedder: SentenceEncoder | None = None) -> None:
+        self.embedder = embedder or SentenceEncoder()
         self._encode = self.embedder.encode
 
     def check_many(self, contexts: list[Context]) -> list[CheckResult]:

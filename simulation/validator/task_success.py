@@ -28,10 +28,10 @@ judge, a conversation the rules pass is finally judged against the ``success_cri
 
 from __future__ import annotations
 
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.text import normalise
 from simulation.agents.text import declines_with_alternatives, is_affirmative
 from simulation.validator.common import CheckResult, Context, JudgeQuestion, transcript
-from simulation.validator.embedding import Embedder
 from simulation.validator.faithfulness import (
     _COMPLETION_CLAIM,
     premature_claim,
@@ -72,11 +72,11 @@ class TaskSuccessChecker:
     """Task-success rules with an embedding fallback for the decline explanation.
 
     Args:
-        embedder: shared :class:`~simulation.validator.embedding.Embedder`.
+        embedder: shared :class:`~simulation.validator.embedding.SentenceEncoder`.
     """
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
-        self.embedder = embedder or Embedder()
+    def __init__(self, embedder: SentenceEncoder | None = None) -> None:
+        self.embedder = embedder or SentenceEncoder()
 
     def check(
         self, context: Context, *, judged: bool = False, replay: GoldReplay | None = None

@@ -14,7 +14,7 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluators.similarity import SentenceSimilarity
+from mads_bench.embedding import SentenceEncoder
 from rewards import (
     action_type_reward,
     make_mads_total_reward,
@@ -113,7 +113,7 @@ GOLD_ROW = st.one_of(
 )
 BATCH = st.lists(st.tuples(COMPLETION, GOLD_ROW), min_size=1, max_size=16)
 
-SIMILARITY = SentenceSimilarity("fake", encoder=HashEncoder())
+SIMILARITY = SentenceEncoder("fake", encoder=HashEncoder())
 REWARDS = {  # reward -> (range max, gold types where it applies)
     action_type_reward: (1.0, {"tool", "say"}),
     tool_call_reward: (1.0, {"tool"}),

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaluators.similarity import SentenceSimilarity
+from mads_bench.embedding import SentenceEncoder
 from rewards import REWARD_FUNCS, make_semantic_reward
 from rewards._common import MAX_ENCODER_CHARS
 from rewards.sage_penalty import sage_penalty_reward
@@ -220,7 +220,7 @@ def test_encoder_never_reads_more_than_the_cap() -> None:
             return super().encode(texts, **kwargs)
 
     spy = Spy()
-    reward = make_semantic_reward("spy", similarity=SentenceSimilarity("spy", encoder=spy))
+    reward = make_semantic_reward("spy", similarity=SentenceEncoder("spy", encoder=spy))
     big = "cancelled " * (MB // 10)
     values = reward([say(big)], **columns([("say", None, None, big)]))
     assert spy.longest == MAX_ENCODER_CHARS and values == [pytest.approx(1.0)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluators.similarity import SentenceSimilarity
+from mads_bench.embedding import SentenceEncoder
 from rewards import (
     action_type_reward,
     make_mads_total_reward,
@@ -72,7 +72,7 @@ GOLD_ROW_0 = ("tool", "get_order", {"order_id": "A-1", "qty": 1})
 
 
 def test_semantic_and_total_with_fake_encoder(hash_encoder) -> None:
-    similarity = SentenceSimilarity("fake", encoder=hash_encoder)
+    similarity = SentenceEncoder("fake", encoder=hash_encoder)
     semantic = make_semantic_reward("fake", similarity=similarity)
     values = semantic(COMPLETIONS, **GOLD)
     # tool rows and the no-gold row: None; identical say: cosine 1; unreadable say row: 0

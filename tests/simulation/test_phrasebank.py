@@ -126,12 +126,12 @@ def _check(bank):
 @pytest.mark.skipif(not SGD_TRAIN.is_dir(), reason="SGD train not available")
 def test_full_rebuild_reproduces_the_shipped_file(tmp_path, minilm_path):
     # what `mads-bench build-phrasebank` does: mine SGD train, vet the user phrases
+    from mads_bench.embedding import SentenceEncoder
     from mads_bench.models import load_sentence_encoder
     from simulation.agents.phrasebank import build_phrasebank
-    from simulation.validator import Embedder
     from simulation.validator.role_confusion import assistant_like
 
-    embedder = Embedder(load_sentence_encoder(str(minilm_path)))
+    embedder = SentenceEncoder(load_sentence_encoder(str(minilm_path)))
     out = tmp_path / "bank.json"
     build_phrasebank(SGD_TRAIN, out, vet_user=lambda texts: assistant_like(texts, embedder))
     assert out.read_text("utf-8") == SHIPPED.read_text("utf-8")
@@ -140,14 +140,14 @@ def test_full_rebuild_reproduces_the_shipped_file(tmp_path, minilm_path):
 def test_no_user_phrase_sounds_like_the_assistant(minilm_path):
     # what the scripted user may say, hand-written or mined, passes the validator's
     # role-confusion test even without the persona's own samples to lean on
+    from mads_bench.embedding import SentenceEncoder
     from mads_bench.models import load_sentence_encoder
     from simulation.agents import phrasing
-    from simulation.validator import Embedder
     from simulation.validator.role_confusion import assistant_like
 
     said = [p for act in phrasing.PHRASES for p in phrasing.variants(act)]
     said += [t for tails in phrasing._TAILS.values() for t in tails]
     said += [o.format(objective="cancel order O1") for o in phrasing._OPENERS]
     said += [t.format(value="C1004") for t in load_phrasebank()["inform"]]
-    flags = assistant_like(said, Embedder(load_sentence_encoder(str(minilm_path))))
+    flags = assistant_like(said, SentenceEncoder(load_sentence_encoder(str(minilm_path))))
     assert [text for text, flagged in zip(said, flags, strict=True) if flagged] == []

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evaluators.l1 import L1Step, score_l1
-from evaluators.similarity import SentenceSimilarity
 from evaluators.step_scoring import GoldAction
+from mads_bench.embedding import SentenceEncoder
 from tests.rewards.conftest import HashEncoder, step
 
 REPO = Path(__file__).resolve().parents[3]
@@ -72,7 +72,7 @@ def test_breakdowns() -> None:
 
 
 def test_semantic_similarity_with_encoder() -> None:
-    sim = SentenceSimilarity("fake", encoder=HashEncoder())
+    sim = SentenceEncoder("fake", encoder=HashEncoder())
     steps = [
         L1Step(step("say", "Your order has shipped."), SAY),  # identical: 1
         L1Step(step("tool", ("f", {})), SAY),  # not a say: 0
@@ -118,7 +118,7 @@ def test_evaluate_module_loads_offline() -> None:
 @pytest.mark.slow
 def test_mpnet_semantic_similarity() -> None:
     # the paper's L-1 encoder: a paraphrase scores well above an unrelated answer
-    sim = SentenceSimilarity("mpnet")
+    sim = SentenceEncoder("mpnet")
     close, far = sim.pairs(["Your package is on its way.", "I like turtles."], [SAY.say] * 2)
     assert close > 0.6 and far < 0.2
 

@@ -10,20 +10,20 @@ from evaluators.online import OnlineOutcome, compare_reports, pass_hat_k, score_
 from evaluators.online.run import OnlineRunError, evaluate_online
 from mads_bench.catalog import load_all_scenarios, load_domain
 from mads_bench.cli import main
+from mads_bench.embedding import SentenceEncoder
 from mads_bench.generator import generate_for_domains
 from mads_bench.pre_act import Action, PreActStep, render_step
 from simulation.backends import FakeBackend
 from simulation.parallel import SimulationSettings
 from simulation.runner import RunLimits
-from simulation.validator.embedding import Embedder
 from tests.cli_helpers import error_line, run
 
 MOCK = {s.id: s for s in load_domain("mock").scenarios}
 
 
 @pytest.fixture(scope="module")
-def embedder(minilm_path) -> Embedder:
-    return Embedder()
+def embedder(minilm_path) -> SentenceEncoder:
+    return SentenceEncoder()
 
 
 def _run(scenarios, tmp_path, replies=None, trials=1, max_turns=6, embedder=None) -> dict:

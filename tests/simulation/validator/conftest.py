@@ -7,17 +7,17 @@ from typing import Any
 import pytest
 
 from mads_bench.data_model import Scenario, Trajectory
+from mads_bench.embedding import SentenceEncoder
 from simulation.runner import simulate
-from simulation.validator import Embedder
 from tests.simulation.validator.corrupt import FROZEN, TRANSFER
 
 
 @pytest.fixture(scope="session")
-def embedder(minilm_path: Any) -> Embedder:
+def embedder(minilm_path: Any) -> SentenceEncoder:
     """One MiniLM embedder for the whole session."""
     from mads_bench.models import load_sentence_encoder
 
-    return Embedder(load_sentence_encoder(str(minilm_path)))
+    return SentenceEncoder(load_sentence_encoder(str(minilm_path)))
 
 
 @pytest.fixture(scope="session")

@@ -72,11 +72,11 @@ def test_sentences_skip_field_lists():
 def test_rule_only_embedder_relates_no_message_to_a_prototype():
     # NO_EMBEDDINGS gives each text its own axis, and past the axes' count the zero vector:
     # whichever is seen first, prototypes or messages, the embedding stage never fires
+    from mads_bench.embedding import SentenceEncoder
     from simulation.validator.aggregate import _Orthogonal
-    from simulation.validator.embedding import Embedder
 
     for prototypes_first in (True, False):
-        embedder = Embedder(_Orthogonal())
+        embedder = SentenceEncoder(_Orthogonal())
         texts = [f"message number {i}" for i in range(_Orthogonal.dimension + 50)]
         if prototypes_first:
             prototypes = embedder.encode(list(ASSISTANT_PROTOTYPES))
