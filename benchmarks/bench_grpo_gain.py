@@ -2,16 +2,17 @@
 
 Slow (not part of a plain `make bench`; run `python -m benchmarks.run grpo_gain`). It takes the
 demo's outputs (`MADS_BENCH_DEMO_DIR`, default `outputs/demo`: its dataset and SFT adapter,
-from a finished `make demo`), runs `recipes/grpo.py` with the demo config for
-`MADS_BENCH_GRPO_STEPS` steps (default 40; the config's curriculum probes the SFT policy
-first) from that SFT adapter, and predicts held-out evaluation steps with both policies
-(`MADS_BENCH_EVAL_CONVERSATIONS` test conversations, default 16, every domain, the held-out
-home-services domain included). Reported, each with a 95% paired bootstrap CI of the
-difference over conversations: the mean total reward on held-out steps (MADS §4.3: action
-type + tool call + semantic, with MiniLM as in training), tool-name F1, parameter exact
-match, L-2 and the L-1 headline figures. Also: the GRPO run's reward curve on training
-prompts, the share of groups with zero reward spread, what the curriculum probe found, and
-the wall time of the whole benchmark (the budget it is meant to fit: 30 minutes on 2 cores).
+from a finished `make demo`), runs `recipes/grpo.py` with `GAIN_GRPO_CONFIG` (8 completions
+per prompt, a curriculum probe of the SFT policy first, graded tool rewards; its comments say
+why) for `MADS_BENCH_GRPO_STEPS` steps (default 30) from that SFT adapter, and predicts
+held-out evaluation steps with both policies (`MADS_BENCH_EVAL_CONVERSATIONS` test
+conversations, default 16, every domain, the held-out home-services domain included).
+Reported, each with a 95% paired bootstrap CI of the difference over conversations: the
+mean total reward on held-out steps (MADS §4.3: action type + tool call + semantic, with
+MiniLM as in training), tool-name F1, parameter exact match, L-2 and the L-1 headline
+figures. Also: the GRPO run's reward curve on training prompts, the share of groups with zero
+reward spread, what the curriculum probe found, and the wall time of the whole benchmark (the
+budget it is meant to fit: 30 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import os
 import time
 from pathlib import Path
 
-from mads_bench.training.pipeline import DEMO_GRPO_CONFIG, run_recipe
+from mads_bench.training.pipeline import run_recipe
+
+GAIN_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_gain.yaml"
 
 SLOW = True
 """Skipped by a plain `python -m benchmarks.run`; run it by name."""
@@ -68,14 +71,14 @@ def run() -> list[dict]:
 
     started = time.perf_counter()
     demo = Path(os.environ.get("MADS_BENCH_DEMO_DIR", "outputs/demo"))
-    steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "40"))
+    steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "30"))
     conversations = int(os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS", "16"))
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
         raise SystemExit(f"{sft}: no SFT adapter; run `make demo` (or set MADS_BENCH_DEMO_DIR)")
     out = demo / "grpo_gain"
     grpo = run_recipe(
-        "recipes/grpo.py", DEMO_GRPO_CONFIG, demo / "dataset", out / f"grpo_{steps}",
+        "recipes/grpo.py", GAIN_GRPO_CONFIG, demo / "dataset", out / f"grpo_{steps}",
         extra_args=["--max_steps", str(steps), "--sft_adapter_path", str(sft), "--report_to",
                     "none"],
         echo=False, log=lambda message: print(message, flush=True),

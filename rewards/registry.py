@@ -17,6 +17,7 @@ from rewards.pre_act_format import pre_act_format_reward
 from rewards.sage_penalty import sage_penalty_reward
 from rewards.semantic import RewardFunc, make_semantic_reward, semantic_reward
 from rewards.tool_call import tool_arguments_reward, tool_call_reward, tool_name_reward
+from rewards.tool_choice import tool_argument_overlap_reward, tool_choice_reward
 from rewards.total import mads_total_reward, make_mads_total_reward
 
 REWARD_FUNCS: dict[str, RewardFunc] = {
@@ -24,6 +25,8 @@ REWARD_FUNCS: dict[str, RewardFunc] = {
     "tool_call": tool_call_reward,
     "tool_name": tool_name_reward,
     "tool_arguments": tool_arguments_reward,
+    "tool_choice": tool_choice_reward,
+    "tool_argument_overlap": tool_argument_overlap_reward,
     "semantic": semantic_reward,
     "pre_act_format": pre_act_format_reward,
     "mads_total": mads_total_reward,

@@ -35,6 +35,8 @@ RANGES = {  # reward name -> documented (lowest, highest) value
     "tool_call": (0.0, 1.0),
     "tool_name": (0.0, 1.0),
     "tool_arguments": (0.0, 1.0),
+    "tool_choice": (0.0, 1.0),
+    "tool_argument_overlap": (0.0, 1.0),
     "semantic": (0.0, 1.0),
     "pre_act_format": (0.0, 1.0),
     "mads_total": (0.0, 3.0),

@@ -14,6 +14,7 @@ from rewards import (
     tool_call_reward,
     tool_name_reward,
 )
+from rewards.tool_choice import tool_argument_overlap_reward, tool_choice_reward
 from tests.rewards.conftest import gold_columns, step
 
 GOLD = gold_columns(
@@ -139,3 +140,38 @@ def test_misconfigured_columns_are_a_clear_error() -> None:
         action_type_reward(["x"], prompts=["p"])
     with pytest.raises(ValueError, match="column 'gold_say' has 2 values for 1 completions"):
         action_type_reward(["x"], **{**gold_columns([("say", "Hi")]), "gold_say": ["a", "b"]})
+
+
+def test_graded_tool_rewards_credit_only_what_the_domain_accepts() -> None:
+    gold = gold_columns([("tool", "cancel_order", {"order_id": "O1"})] * 6 + [("say", "Done.")])
+    completions = [
+        step("tool", ("cancel_order", {"order_id": "O1"})),  # the gold call
+        step("tool", ("get_item", {"item_id": "I1"})),  # callable, another tool
+        step("tool", ("get_item", {"order_id": "O1"})),  # the schema rejects it
+        step("tool", ("cancel_payment", {"order_id": "O1"})),  # hallucinated name
+        step("say", "I cancelled order O1."),  # claims it, calls nothing
+        "no tags at all",  # unreadable
+        step("say", "Done."),  # a say row: the tool rewards do not apply
+    ]
+    assert tool_choice_reward(completions, domain=["mock"] * 7, **gold) == [
+        1.0, 0.5, 0.0, 0.0, 0.0, 0.0, None
+    ]  # fmt: skip
+    # without a known domain only the gold name earns credit
+    assert tool_choice_reward(completions, domain=["nope"] * 7, **gold)[:2] == [1.0, 0.0]
+    assert tool_choice_reward(completions, **gold)[:2] == [1.0, 0.0]
+    assert tool_argument_overlap_reward(completions, **gold) == [
+        1.0, 0.0, 1.0, 1.0, 0.0, 0.0, None
+    ]  # fmt: skip
+
+
+def test_argument_overlap_is_an_f1_over_name_value_pairs() -> None:
+    gold = gold_columns([("tool", "f", {"a": 1, "b": "x"})] * 4)
+    completions = [
+        step("tool", ("f", {"a": 1.0})),  # 1 of 2 gold pairs, nothing extra: 2/3
+        step("tool", ("f", {"a": 1, "b": "X"})),  # one value wrong: 1/2
+        step("tool", ("f", {"a": 1, "b": "x", "c": 0, "d": 0})),  # two extra pairs: 2/3
+        step("tool", ("f", {"a": True, "b": "x"})),  # true is no number: 1/2
+    ]
+    assert tool_argument_overlap_reward(completions, **gold) == pytest.approx(
+        [2 / 3, 1 / 2, 2 / 3, 1 / 2]
+    )
