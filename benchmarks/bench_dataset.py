@@ -15,7 +15,7 @@ import datasets
 
 from mads_bench.catalog import domain_names, load_domain
 from mads_bench.datasets import build_dataset, save_dataset
-from simulation.runner import simulate
+from simulation.environment import simulate
 
 SEEDS = (0, 1)
 

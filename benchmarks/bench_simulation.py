@@ -6,7 +6,7 @@ import time
 from collections import Counter
 
 from mads_bench.catalog import domain_names, load_domain
-from simulation.runner import simulate
+from simulation.environment import simulate
 
 REPETITIONS = 3
 

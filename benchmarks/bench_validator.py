@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from mads_bench.catalog import load_all_scenarios
-from simulation.runner import simulate
+from simulation.environment import simulate
 from simulation.validator import NO_EMBEDDINGS, Embedder, validate_trajectories
 
 SEEDS = (0, 1)

@@ -64,9 +64,9 @@ class DomainManifest(StrictModel):
     )
 
 
-@dataclass
+@dataclass(eq=False)
 class Domain:
-    """A loaded domain pack."""
+    """A loaded domain pack: one object, handed down (compared and hashed by identity)."""
 
     manifest: DomainManifest
     tools: dict[str, ToolSpec]
@@ -195,6 +195,12 @@ def load_domain(name: str) -> Domain:
     if domain.name != name:
         raise CatalogError(path / "domain.yaml", "name", f"must equal folder name {name!r}")
     return domain
+
+
+def domain_of(scenario: Scenario) -> Domain:
+    """The loaded pack ``scenario`` belongs to: the one place a scenario's domain name is
+    resolved. Whoever starts work on a scenario calls it once and hands the pack down."""
+    return load_domain(scenario.domain)
 
 
 @cache

@@ -38,6 +38,7 @@ from typing import Any
 
 from evaluators.online.core import conversation_outcome
 from evaluators.step_scoring import arguments_equal
+from mads_bench.catalog import Domain, domain_of
 from mads_bench.data_model import Scenario, Trajectory
 from mads_bench.embedding import SentenceEncoder
 from mads_bench.pre_act import Action, parse_step
@@ -64,6 +65,7 @@ def summarise_conversation(
     policy_tokens: int = 0,
     embedder: SentenceEncoder | None = None,
     sage: bool = True,
+    domain: Domain | None = None,
 ) -> dict[str, Any]:
     """Everything the conversation rewards read about one finished conversation.
 
@@ -75,12 +77,16 @@ def summarise_conversation(
         policy_tokens (`int`): Tokens the policy generated in it (logged, not rewarded).
         embedder (`SentenceEncoder`, *optional*): MiniLM for the decline rules of the success check.
         sage (`bool`): Also count SAGE-Core failures per turn (for ``sage_turns``).
+        domain (`Domain`, *optional*): The scenario's loaded pack (from the catalog when omitted).
 
     Returns:
         `dict`: ``success``, ``state``, ``told``, ``ended``, ``truncated``, ``partial_credit``,
         ``gold_steps``, ``sage_failures_per_turn``, ``format``, counts and ``end_reason``.
     """
-    outcome = conversation_outcome(trajectory, scenario, embedder=embedder, sage=sage)
+    domain = domain or domain_of(scenario)
+    outcome = conversation_outcome(
+        trajectory, scenario, domain=domain, embedder=embedder, sage=sage
+    )
     truncated = trajectory.end_reason == "truncated"
     steps = [m for m in trajectory.messages if m.role == "assistant"]
     formats = [format_score(m.content, m.step_index) for m in steps]
@@ -93,7 +99,7 @@ def summarise_conversation(
         "truncated": truncated,
         "end_reason": trajectory.end_reason,
         "partial_credit": outcome.partial_credit,
-        "gold_steps": gold_step_score(trajectory, scenario),
+        "gold_steps": gold_step_score(trajectory, scenario, domain),
         "sage_failures_per_turn": outcome.sage_failures_per_turn,
         "format": sum(formats) / len(formats) if formats else 0.0,
         "steps": len(steps),
@@ -105,7 +111,7 @@ def summarise_conversation(
     }
 
 
-def gold_step_score(trajectory: Trajectory, scenario: Scenario) -> float | None:
+def gold_step_score(trajectory: Trajectory, scenario: Scenario, domain: Domain) -> float | None:
     """Mean gold-move score over the policy's steps until its first move off the gold policy.
 
     The scripted assistant (the gold policy) reads the same conversation; see the module
@@ -113,7 +119,7 @@ def gold_step_score(trajectory: Trajectory, scenario: Scenario) -> float | None:
     """
     from simulation.agents.assistant import ScriptedAssistant
 
-    shadow = ScriptedAssistant(scenario, seed=trajectory.seed)
+    shadow = ScriptedAssistant(scenario, seed=trajectory.seed, domain=domain)
     scores = []
     for index, message in enumerate(trajectory.messages):
         if message.role != "assistant":

@@ -5,7 +5,9 @@
 | `agents` | user, assistant and tool agents behind one `respond(view)` protocol |
 | `agents/*.json` | the agents' wording as data (phrase sets, prompt text, cue words) |
 | `tool_backend`, `adversity` | the stateful tool backend and its seeded execution adversities |
-| `runner`, `parallel`, `simulate_run` | one conversation; many, sharded, in parallel; to a file |
+| `environment` | one conversation as an environment (loaded domain, scenario, seed; reset/step) |
+| `runner` | the conversation loop and its rules (called by `environment` alone) |
+| `parallel`, `simulate_run` | many conversations, sharded, in parallel; to a file |
 | `trajectory_io` | append-only, resumable trajectory JSONL |
 | `validator` | syntax, faithfulness, role confusion, task success; `validate_run` |
 | `backends` | the LLM backend registry (`transformers:`, `openai:`, `fake:`): the layer below |

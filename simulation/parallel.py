@@ -49,7 +49,7 @@ class SimulationJob:
 
 @dataclass(frozen=True)
 class SimulationSettings:
-    """Everything besides the job that ``simulation.runner.simulate`` needs (picklable)."""
+    """Everything besides the job that ``simulation.environment.simulate`` needs (picklable)."""
 
     seed: int = 0
     user: str = "scripted"
@@ -123,7 +123,8 @@ def simulate_job(
     job: SimulationJob, settings: SimulationSettings, backends: dict | None = None
 ) -> JobOutcome:
     """Run one job; any exception is returned as the outcome's ``error`` (never raised)."""
-    from simulation.runner import RunLimits, simulate
+    from simulation.environment import simulate
+    from simulation.runner import RunLimits
 
     try:
         trajectory = simulate(

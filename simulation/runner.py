@@ -26,12 +26,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any
 
-from mads_bench.catalog import load_domain
+from mads_bench.catalog import Domain
 from mads_bench.data_model import Message, Scenario, ToolCall, Trajectory
 from mads_bench.pre_act import canonical_json, parse_step
-from simulation.agents import make_agent
 from simulation.agents.prompts import assistant_system_prompt
 from simulation.agents.protocol import Participant, assistant_view, tool_view, user_view
 from simulation.agents.text import DONE_TOKEN, NOT_PROCESSED_NOTICE
@@ -58,86 +56,13 @@ def trajectory_id(scenario_id: str, repetition: int, seed: int) -> str:
     return f"{scenario_id}/r{repetition}/s{seed}"
 
 
-def simulate(
-    scenario: Scenario,
-    *,
-    seed: int = 0,
-    repetition: int = 0,
-    user: str = "scripted",
-    assistant: str = "scripted",
-    style: str = "pre_act",
-    limits: RunLimits | None = None,
-    backends: dict[str, Any] | None = None,
-) -> Trajectory:
-    """Simulate one conversation of ``scenario`` with agents built from spec strings.
-
-    Args:
-        scenario: the scenario.
-        seed: run seed; the conversation seed is derived from (seed, scenario id, repetition).
-        repetition: index of this conversation among the scenario's repetitions.
-        user: user agent spec (``scripted`` or a backend spec).
-        assistant: assistant agent spec.
-        style: ``pre_act`` or ``react``.
-        limits: caps (defaults: :class:`RunLimits`).
-        backends: already built backends by spec, shared across conversations.
-
-    Returns:
-        `Trajectory`: with id ``<scenario>/r<repetition>/s<seed>``.
-
-    Example:
-        >>> from mads_bench.catalog import load_domain
-        >>> trajectory = simulate(load_domain("mock").scenarios[0], seed=0)
-        >>> trajectory.end_reason, trajectory.messages[1].role
-        ('done', 'user')
-    """
-    conv_seed = conversation_seed(seed, scenario.id, repetition)
-    built = backends or {}
-    agents = {
-        role: make_agent(role, spec, scenario, seed=conv_seed, style=style, backend=built.get(spec))
-        for role, spec in (("user", user), ("assistant", assistant))
-    }
-    tool_agent = make_agent("tool", "backend", scenario, seed=conv_seed)
-    trajectory = run_conversation(
-        scenario,
-        agents["user"],
-        agents["assistant"],
-        tool_agent,
-        seed=conv_seed,
-        style=style,
-        limits=limits or RunLimits(),
-    )
-    return trajectory.model_copy(update={"id": trajectory_id(scenario.id, repetition, seed)})
-
-
 class BudgetSpent(Exception):
     """Thrown into :func:`play_conversation` to end it now with ``end_reason="truncated"``
     (a conversation-level GRPO rollout whose token or step budget ran out)."""
 
 
-def run_conversation(
-    scenario: Scenario,
-    user: Participant,
-    assistant: Participant,
-    tool_agent: Participant,
-    *,
-    seed: int,
-    style: str = "pre_act",
-    limits: RunLimits = RunLimits(),
-) -> Trajectory:
-    """Run built agents against each other (see the module docstring for the rules)."""
-    game = play_conversation(
-        scenario, user, tool_agent, assistant_spec=assistant.spec, seed=seed, style=style,
-        limits=limits,
-    )  # fmt: skip
-    try:
-        view = next(game)
-        while True:
-            view = game.send(assistant.respond(view).content)
-    except StopIteration as finished:
-        return finished.value
-
-
 def play_conversation(
+    domain: Domain,
     scenario: Scenario,
     user: Participant,
     tool_agent: Participant,
@@ -150,32 +75,20 @@ def play_conversation(
     """The conversation as a generator: it yields the assistant's view whenever an assistant
     step is due and is sent that step's raw output; it returns the :class:`Trajectory`.
 
-    Whoever drives it owns the assistant: :func:`run_conversation` asks a participant, a
-    conversation-level GRPO rollout generates the steps of many conversations as one batch.
-    Throwing :class:`BudgetSpent` in at a yield ends the run with ``end_reason="truncated"``.
-
-    Example:
-        >>> from mads_bench.catalog import load_domain
-        >>> from simulation.agents import make_agent
-        >>> scenario = load_domain("mock").scenarios[0]
-        >>> game = play_conversation(scenario, make_agent("user", "scripted", scenario),
-        ...                          make_agent("tool", "backend", scenario),
-        ...                          assistant_spec="hand", seed=0)
-        >>> [m.role for m in next(game)]
-        ['system', 'user']
-        >>> try:
-        ...     game.throw(BudgetSpent())
-        ... except StopIteration as end:
-        ...     end.value.end_reason
-        'truncated'
+    Its one caller is :class:`simulation.environment.Environment` (reset, step, truncate),
+    which builds the user and tool agents from the loaded ``domain`` and leaves the assistant
+    to whoever drives it. Throwing :class:`BudgetSpent` in at a yield ends the run with
+    ``end_reason="truncated"``.
     """
     messages = [
-        Message(role="system", content=assistant_system_prompt(scenario, style), turn_index=0)
+        Message(
+            role="system", content=assistant_system_prompt(domain, scenario, style), turn_index=0
+        )
     ]
     shown: dict[int, str] = {}  # message position -> text the user saw for it
     injections, taken = [], {id(user): 0, id(tool_agent): 0}
     end, malformed_streak, last_say, calls = None, 0, None, 0
-    step_cap = limits.max_steps_per_turn or load_domain(scenario.domain).manifest.max_steps_per_turn
+    step_cap = limits.max_steps_per_turn or domain.manifest.max_steps_per_turn
 
     def collect(agent: Participant) -> None:
         new = list(getattr(agent, "injections", []))[taken[id(agent)] :]

@@ -15,7 +15,7 @@ import copy
 from collections import Counter
 from typing import Any
 
-from mads_bench.catalog import Domain, load_domain
+from mads_bench.catalog import Domain
 from mads_bench.data_model import InjectionRecord, Scenario, ToolCall, ToolResult
 from mads_bench.database import ToolError
 from simulation.adversity import AdversityInjector, empty_result
@@ -27,18 +27,18 @@ class ToolBackend:
     Args:
         scenario: the scenario being simulated.
         seed: run seed for the adversity wrappers.
-        domain: the loaded domain pack (looked up from ``scenario.domain`` when omitted).
+        domain: the scenario's loaded domain pack (handed down, never looked up here).
 
     Example:
         >>> from mads_bench.catalog import load_domain
-        >>> scenario = load_domain("mock").scenarios[0]
-        >>> backend = ToolBackend(scenario, seed=0)
+        >>> domain = load_domain("mock")
+        >>> backend = ToolBackend(domain.scenarios[0], seed=0, domain=domain)
         >>> backend.execute(ToolCall(id="c1", name="get_item", arguments={"item_id": "I1"})).ok
         True
     """
 
-    def __init__(self, scenario: Scenario, seed: int = 0, domain: Domain | None = None) -> None:
-        self.domain = domain or load_domain(scenario.domain)
+    def __init__(self, scenario: Scenario, seed: int = 0, *, domain: Domain) -> None:
+        self.domain = domain
         self.scenario = scenario
         self.db = self.domain.database(scenario.backend_state)
         self.tools = {t.name: t for t in self.domain.tools_for(scenario)}

@@ -79,7 +79,7 @@ class TrajectoryWriter:
 
     Example:
         >>> import tempfile
-        >>> from simulation.runner import simulate
+        >>> from simulation.environment import simulate
         >>> from mads_bench.catalog import load_domain
         >>> out = Path(tempfile.mkdtemp()) / "t.jsonl"
         >>> with TrajectoryWriter(out) as writer:

@@ -74,7 +74,7 @@ def test_generated_scenarios_simulate_and_validate(minilm_path):
     the conversations pass the validator; the ones that fail are named."""
     from mads_bench.embedding import SentenceEncoder
     from mads_bench.models import load_sentence_encoder
-    from simulation.runner import simulate
+    from simulation.environment import simulate
     from simulation.validator import validate_trajectory
 
     embedder = SentenceEncoder(load_sentence_encoder(str(minilm_path)))

@@ -107,7 +107,7 @@ def test_eval_online_resume_under_another_assistant_reports_nothing(tmp_path, ca
 
 
 def test_predictions_refuse_rows_another_model_wrote(tmp_path):
-    system = assistant_system_prompt(load_domain("mock").scenarios[0])
+    system = assistant_system_prompt(load_domain("mock"), load_domain("mock").scenarios[0])
     prompt = [{"role": "system", "content": system}, {"role": "user", "content": "hi"}]
     rows = [{"prompt": prompt, "conversation_id": "c", "turn_index": 0, "step_index": 0,
              "domain": "mock", "gold_action_type": "say"}]  # fmt: skip

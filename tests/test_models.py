@@ -436,7 +436,7 @@ def mock_dataset(tmp_path_factory) -> Path:
     """A `build-dataset` folder of the mock domain's scripted conversations."""
     from mads_bench.catalog import load_domain
     from mads_bench.datasets import build_dataset, save_dataset
-    from simulation.runner import simulate
+    from simulation.environment import simulate
 
     trajectories = [simulate(scenario, seed=0) for scenario in load_domain("mock").scenarios]
     built = build_dataset(

@@ -40,13 +40,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from mads_bench.catalog import load_domain
+from mads_bench.catalog import Domain, domain_of
 from mads_bench.data_model import Message, Scenario, ToolCall, Trajectory
 from mads_bench.embedding import SentenceEncoder
 from mads_bench.pre_act import Action, PreActStep, parse_step, render_step
-from simulation.agents import make_agent
 from simulation.agents.assistant import ScriptedAssistant
-from simulation.runner import conversation_seed, run_conversation, trajectory_id
+from simulation.environment import Environment
+from simulation.runner import conversation_seed, trajectory_id
 from simulation.tool_backend import ToolBackend
 from simulation.validator.aggregate import NO_EMBEDDINGS
 from simulation.validator.state import replay_workflow
@@ -70,9 +70,9 @@ def _call(name: str, arguments: dict[str, Any]) -> Message:
 class _Adversary:
     spec = "adversary"
 
-    def __init__(self, scenario: Scenario, *, seed: int) -> None:
-        self.scenario, self.seed = scenario, seed
-        self.tools = {t.name: t for t in load_domain(scenario.domain).tools_for(scenario)}
+    def __init__(self, scenario: Scenario, *, seed: int, domain: Domain) -> None:
+        self.scenario, self.seed, self.domain = scenario, seed, domain
+        self.tools = {t.name: t for t in domain.tools_for(scenario)}
 
 
 class DoesNothing(_Adversary):
@@ -104,9 +104,9 @@ class _GoldWrapper(_Adversary):
     """The scripted gold policy with its steps rewritten by :meth:`rewrite`; it does not see
     the messages at the positions in ``hidden`` (a call of the cheat's own and its result)."""
 
-    def __init__(self, scenario: Scenario, *, seed: int) -> None:
-        super().__init__(scenario, seed=seed)
-        self.gold = ScriptedAssistant(scenario, seed=seed)
+    def __init__(self, scenario: Scenario, *, seed: int, domain: Domain) -> None:
+        super().__init__(scenario, seed=seed, domain=domain)
+        self.gold = ScriptedAssistant(scenario, seed=seed, domain=domain)
         self.hidden: set[int] = set()
 
     def respond(self, view: list[Message]) -> Message:
@@ -121,8 +121,8 @@ class _GoldWrapper(_Adversary):
 class WrongNumber(_GoldWrapper):
     """The gold policy; every digit of every reply 3 up, mod 10 ("2745.90" -> "5078.23")."""
 
-    def __init__(self, scenario: Scenario, *, seed: int) -> None:
-        super().__init__(scenario, seed=seed)
+    def __init__(self, scenario: Scenario, *, seed: int, domain: Domain) -> None:
+        super().__init__(scenario, seed=seed, domain=domain)
         self.applies = False  # its last reply had a figure to change (else it is the gold one)
 
     def rewrite(self, view: list[Message], message: Message, action: Action) -> Message:
@@ -139,9 +139,9 @@ class ChangedArgument(_GoldWrapper):
     whose change gives another state than the gold write would (a free-text argument the
     state does not keep, such as a hand-off summary, is no change)."""
 
-    def __init__(self, scenario: Scenario, *, seed: int) -> None:
-        super().__init__(scenario, seed=seed)
-        replay = replay_workflow(scenario, seed)
+    def __init__(self, scenario: Scenario, *, seed: int, domain: Domain) -> None:
+        super().__init__(scenario, seed=seed, domain=domain)
+        replay = replay_workflow(scenario, seed, domain)
         # a goal reached by a write (else it is a decline, where a changed write is refused)
         self.reachable = not (scenario.impossible or replay.blocked) and any(
             c.kind == "write" and c.result.ok for c in replay.calls
@@ -156,7 +156,7 @@ class ChangedArgument(_GoldWrapper):
     def rewrite(self, view: list[Message], message: Message, action: Action) -> Message:
         if action.type != "tool" or self.tools[action.name].kind != "write":
             return message
-        backend = _backend_after(self.scenario, self.seed, view)
+        backend = _backend_after(self.domain, self.scenario, self.seed, view)
         want = _state_after(backend, action.name, dict(action.arguments))
         for key, value in action.arguments.items():
             changed = _changed(value, _seed_values(self.scenario).get(key, []))
@@ -170,8 +170,8 @@ class ChangedArgument(_GoldWrapper):
 class ExtraWrite(_GoldWrapper):
     """The gold policy, plus one write nobody asked for just before its report."""
 
-    def __init__(self, scenario: Scenario, *, seed: int) -> None:
-        super().__init__(scenario, seed=seed)
+    def __init__(self, scenario: Scenario, *, seed: int, domain: Domain) -> None:
+        super().__init__(scenario, seed=seed, domain=domain)
         self.made = False
 
     @property
@@ -182,11 +182,13 @@ class ExtraWrite(_GoldWrapper):
     def rewrite(self, view: list[Message], message: Message, action: Action) -> Message:
         finished = self.gold.pointer >= len(self.scenario.gold_workflow)
         if action.type == "say" and finished and not self.made:
-            extra = _extra_write(self.scenario, self.seed, view)
+            extra = _extra_write(self.domain, self.scenario, self.seed, view)
             if extra is not None:
                 self.made = True
                 self.hidden |= {len(view), len(view) + 1}  # the call and its result
-                self.gold = ScriptedAssistant(self.scenario, seed=self.seed)  # reads anew
+                self.gold = ScriptedAssistant(
+                    self.scenario, seed=self.seed, domain=self.domain
+                )  # reads anew
                 return _call(*extra)
         return message
 
@@ -194,14 +196,16 @@ class ExtraWrite(_GoldWrapper):
 class PrematureReport(_GoldWrapper):
     """Says it is done before its first call, then acts without ever reporting."""
 
-    def __init__(self, scenario: Scenario, *, seed: int) -> None:
-        super().__init__(scenario, seed=seed)
+    def __init__(self, scenario: Scenario, *, seed: int, domain: Domain) -> None:
+        super().__init__(scenario, seed=seed, domain=domain)
         self.claimed = False
 
     def rewrite(self, view: list[Message], message: Message, action: Action) -> Message:
         if action.type == "tool" and not self.claimed:
             self.claimed = True
-            self.gold = ScriptedAssistant(self.scenario, seed=self.seed)  # replays the view
+            self.gold = ScriptedAssistant(
+                self.scenario, seed=self.seed, domain=self.domain
+            )  # replays the view
             return _say("Your request has been completed successfully.")
         if action.type == "say" and self.gold.pointer >= len(self.scenario.gold_workflow):
             return _say("As I said, that has all been taken care of.")
@@ -251,9 +255,11 @@ def _changed(value: Any, others: list[Any]) -> Any:
     return None
 
 
-def _backend_after(scenario: Scenario, seed: int, view: list[Message]) -> ToolBackend:
+def _backend_after(
+    domain: Domain, scenario: Scenario, seed: int, view: list[Message]
+) -> ToolBackend:
     """A backend that has run the calls of ``view``."""
-    backend = ToolBackend(scenario, seed=seed, domain=load_domain(scenario.domain))
+    backend = ToolBackend(scenario, seed=seed, domain=domain)
     for message in view:
         if message.tool_call is not None:
             backend.execute(message.tool_call)
@@ -268,12 +274,12 @@ def _state_after(backend: ToolBackend, name: str, arguments: dict[str, Any]) -> 
 
 
 def _extra_write(
-    scenario: Scenario, seed: int, view: list[Message]
+    domain: Domain, scenario: Scenario, seed: int, view: list[Message]
 ) -> tuple[str, dict[str, Any]] | None:
     """A write that would change the state now (tried on a backend that replays the calls
     of ``view``), or None."""
-    tools = {t.name: t for t in load_domain(scenario.domain).tools_for(scenario)}
-    backend = _backend_after(scenario, seed, view)
+    tools = {t.name: t for t in domain.tools_for(scenario)}
+    backend = _backend_after(domain, scenario, seed, view)
     known: dict[str, list[Any]] = {}
     for gold in scenario.gold_workflow:
         for key, value in gold.arguments.items():
@@ -315,12 +321,10 @@ def play_adversary(
         `tuple`: the `Trajectory` (with the id a simulation with these seeds would give it)
         and the cheat (its ``applies`` is False where it played the gold policy).
     """
-    conv_seed = conversation_seed(seed, scenario.id, repetition)
-    user = make_agent("user", "scripted", scenario, seed=conv_seed)
-    tool_agent = make_agent("tool", "backend", scenario, seed=conv_seed)
+    conv_seed, domain = conversation_seed(seed, scenario.id, repetition), domain_of(scenario)
     play = ScriptedAssistant if name == BASELINE else ADVERSARIES[name]
-    assistant = play(scenario, seed=conv_seed)
-    trajectory: Trajectory = run_conversation(scenario, user, assistant, tool_agent, seed=conv_seed)
+    assistant = play(scenario, seed=conv_seed, domain=domain)
+    trajectory = Environment(domain, scenario, seed=conv_seed).run(assistant)
     trajectory = trajectory.model_copy(update={"id": trajectory_id(scenario.id, repetition, seed)})
     return trajectory, assistant
 
@@ -374,7 +378,9 @@ def run_battery(
                 if not getattr(cheat, "applies", True):
                     row["not_applicable"] += 1
                     continue
-                outcome = conversation_outcome(trajectory, scenario, embedder=embedder)
+                outcome = conversation_outcome(
+                    trajectory, scenario, domain=domain_of(scenario), embedder=embedder
+                )
                 row["conversations"] += 1
                 for part in _PARTS:
                     row[part] += bool(getattr(outcome, part))

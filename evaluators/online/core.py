@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evaluators.bootstrap import bootstrap_interval, paired_bootstrap
+from mads_bench.catalog import Domain
 from mads_bench.data_model import Scenario, Trajectory
 from mads_bench.embedding import SentenceEncoder
 from mads_bench.pre_act import canonical_json
@@ -93,6 +94,7 @@ def conversation_outcome(
     trajectory: Trajectory,
     scenario: Scenario,
     *,
+    domain: Domain,
     embedder: SentenceEncoder | None = None,
     sage: bool = False,
 ) -> OnlineOutcome:
@@ -101,6 +103,7 @@ def conversation_outcome(
     Args:
         trajectory (`Trajectory`): the conversation, with its ``final_state``.
         scenario (`Scenario`): the scenario it was simulated from.
+        domain (`Domain`): the scenario's loaded pack.
         embedder (`SentenceEncoder`, *optional*): MiniLM for the decline explanation (default:
             load).
         sage (`bool`): also count SAGE-Core failures per assistant step
@@ -109,7 +112,7 @@ def conversation_outcome(
     Returns:
         `OnlineOutcome`: the three parts, partial credit and the counts.
     """
-    context = Context(trajectory, scenario)
+    context = Context(trajectory, scenario, domain)
     check = resolve(TaskSuccessChecker(embedder).check(context), None)
     assistant = [m for m in trajectory.messages if m.role == "assistant"]
     return OnlineOutcome(

@@ -10,7 +10,7 @@ import evaluate
 
 from evaluators.metric_info import metric_info
 from evaluators.online.core import conversation_outcome, score_online
-from mads_bench.catalog import load_all_scenarios
+from mads_bench.catalog import domain_of, load_all_scenarios
 from mads_bench.data_model import Scenario, Trajectory
 
 _CITATION = """\
@@ -44,7 +44,7 @@ Examples:
     >>> import evaluate
     >>> online = evaluate.load("evaluators/online")  # doctest: +SKIP
     >>> from mads_bench.catalog import load_domain
-    >>> from simulation.runner import simulate
+    >>> from simulation.environment import simulate
     >>> scenario = load_domain("mock").scenarios[0]
     >>> runs = [simulate(scenario, repetition=r).model_dump_json() for r in range(2)]
     >>> out = Online().compute(predictions=runs, references=[scenario.id] * 2, resamples=100)
@@ -70,5 +70,6 @@ class Online(evaluate.Metric):
             if scenario_id not in known:
                 raise ValueError(f"references[{index}]: unknown scenario {scenario_id!r}")
             trajectory = Trajectory.model_validate_json(text)
-            outcomes.append(conversation_outcome(trajectory, known[scenario_id]))
+            scenario = known[scenario_id]
+            outcomes.append(conversation_outcome(trajectory, scenario, domain=domain_of(scenario)))
         return score_online(outcomes, resamples=resamples)

@@ -34,6 +34,7 @@ from evaluators.online.core import (
     render_markdown,
     score_online,
 )
+from mads_bench.catalog import domain_of
 from mads_bench.embedding import SentenceEncoder
 from mads_bench.errors import MadsBenchError
 from mads_bench.files import atomic_write_text
@@ -106,7 +107,9 @@ def evaluate_online(
     by_id = {t.id: t for t in read_trajectories(trajectories_file)}
     embedder = embedder or SentenceEncoder()
     outcomes = [
-        conversation_outcome(trajectory, scenario, embedder=embedder, sage=sage)
+        conversation_outcome(
+            trajectory, scenario, domain=domain_of(scenario), embedder=embedder, sage=sage
+        )
         for scenario in scenarios
         for trial in range(trials)
         if (trajectory := by_id.get(trajectory_id(scenario.id, trial, settings.seed)))

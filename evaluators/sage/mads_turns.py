@@ -18,7 +18,7 @@ User turns carry empty act lists (no IUV / WNF: MADS keeps no slot state for the
 
 Example:
     >>> from mads_bench.catalog import load_domain
-    >>> from simulation.runner import simulate
+    >>> from simulation.environment import simulate
     >>> records = compile_trajectory(simulate(load_domain("mock").scenarios[0]))
     >>> [r.intent for r in records][:2]  # doctest: +SKIP
     ['get_item', 'cancel_order']

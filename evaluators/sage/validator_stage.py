@@ -14,7 +14,7 @@ for a pass, ``embedding`` when S2 took part. Undecided turns do not fail the sta
 
 Example:
     >>> from mads_bench.catalog import load_domain
-    >>> from simulation.runner import simulate
+    >>> from simulation.environment import simulate
     >>> scenario = load_domain("mock").scenarios[1]
     >>> sage_check(simulate(scenario), scenario)["passed"]  # doctest: +SKIP
     True

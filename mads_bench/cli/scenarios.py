@@ -7,7 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from mads_bench.catalog import default_domain_names, domain_names, load_domain, load_scenario_file
+from mads_bench.catalog import (
+    default_domain_names,
+    domain_names,
+    domain_of,
+    load_domain,
+    load_scenario_file,
+)
 from mads_bench.cli.args import add_domain_dir, non_negative_float, scenario_count
 from mads_bench.data_model import ToolCall
 from mads_bench.errors import UsageError
@@ -121,7 +127,7 @@ def run_replay(args: argparse.Namespace) -> int:
             raise UsageError(f"--id {args.id}: no such scenario")
     calls = failures = injected = 0
     for scenario in scenarios:
-        backend = ToolBackend(scenario, seed=args.seed)
+        backend = ToolBackend(scenario, seed=args.seed, domain=domain_of(scenario))
         print(f"## {scenario.id} ({scenario.complexity})")
         for index, step in enumerate(scenario.gold_workflow):
             call = ToolCall(id=f"call_{index}", name=step.name, arguments=step.arguments)

@@ -5,11 +5,12 @@
 one generation round, each already repeated ``num_generations`` times; in conversation mode a
 prompt is a rollout key (`rollout_key`: scenario id and conversation seed, a training row of
 `conversation_rows`), because TRL hands the function nothing but the prompts. For every
-entry it plays one conversation with `simulation.runner.play_conversation`, the runner's own
-rules (malformed output, loops, turn cap) included: the policy is the assistant, against
-the scripted user (or any user backend) and the stateful tool backend with the scenario's
-adversities. Entries of one group share the conversation seed, so the user and the backend
-behave the same for all of them and the group's differences come from the policy alone.
+entry it plays one conversation through `simulation.environment.Environment` (reset, step,
+truncate), the runner's own rules (malformed output, loops, turn cap) included: the policy
+is the assistant, against the scripted user (or any user backend) and the stateful tool
+backend with the scenario's adversities. Entries of one group share the conversation seed,
+so the user and the backend behave the same for all of them and the group's differences
+come from the policy alone.
 
 Token bookkeeping (`TokenConversation`): ``prompt_ids`` is the chat-templated system prompt
 and first user message; ``completion_ids`` is everything after it, in order: each policy
@@ -48,7 +49,8 @@ from typing import TYPE_CHECKING, Any
 
 from mads_bench.data_model import Message, Scenario, Trajectory
 from mads_bench.errors import UsageError
-from simulation.runner import BudgetSpent, RunLimits, conversation_seed, play_conversation
+from simulation.environment import Environment
+from simulation.runner import RunLimits, conversation_seed
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -278,13 +280,11 @@ class TokenConversation:
         user: str = "scripted",
         user_backend: Any = None,
     ) -> None:
-        from simulation.agents import make_agent
+        from mads_bench.catalog import domain_of
 
         self.scenario, self.chat, self.limits = scenario, chat, limits
-        user_agent = make_agent("user", user, scenario, seed=seed, backend=user_backend)
-        tool_agent = make_agent("tool", "backend", scenario, seed=seed)
-        self.game = play_conversation(
-            scenario, user_agent, tool_agent, assistant_spec="policy", seed=seed,
+        self.environment = Environment(
+            domain_of(scenario), scenario, seed=seed, user=user, user_backend=user_backend,
             limits=limits.run,
         )  # fmt: skip
         self.completion_ids: list[int] = []
@@ -294,10 +294,11 @@ class TokenConversation:
         self.steps = 0
         self.trajectory: Trajectory | None = None
         self._closed = False  # the last policy step generated its own end of message
-        try:
-            self.view: list[Message] | None = next(self.game)
-        except StopIteration as finished:  # the user left before any assistant step
-            self.view, self.trajectory = None, finished.value
+        first = self.environment.reset()
+        if isinstance(first, Trajectory):  # the user left before any assistant step
+            self.view, self.trajectory = None, first
+        else:
+            self.view: list[Message] | None = first
         view = self.view if self.view is not None else self.trajectory.messages
         self.prompt_ids = chat.prompt_ids(view)
         if self.trajectory is not None:
@@ -329,10 +330,9 @@ class TokenConversation:
             return
         at = len(self.view)
         text = self.chat.decode(step).strip()
-        try:
-            view = self.game.send(text)
-        except StopIteration as finished:
-            self._end(finished.value)
+        view = self.environment.step(text)
+        if isinstance(view, Trajectory):
+            self._end(view)
             return
         between = self.chat.between_steps(view, at, self._closed)
         if (
@@ -347,11 +347,7 @@ class TokenConversation:
     def _truncate(self) -> None:
         """End the conversation at its pending step (no end of message: TRL counts it as
         truncated too)."""
-        try:
-            self.game.throw(BudgetSpent())
-        except StopIteration as finished:
-            self.trajectory = finished.value
-        self.view = None
+        self.trajectory, self.view = self.environment.truncate(), None
 
     def _end(self, trajectory: Trajectory) -> None:
         self.trajectory, self.view = trajectory, None

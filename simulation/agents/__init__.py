@@ -1,6 +1,6 @@
 """Simulation agents: the shared protocol, scripted and LLM user/assistant, the tool agent.
 
-``make_agent(role, spec, scenario)`` is the one factory: ``spec`` is ``scripted`` (the
+``make_agent(role, spec, scenario, domain=...)`` is the one factory: ``spec`` is ``scripted`` (the
 offline, deterministic default) or any backend spec of :mod:`simulation.backends`
 (``transformers:<model>``, ``openai:<model>@<url>``, ``fake:`` in tests). The tool agent is
 always the backend-backed :class:`BackendToolAgent` (spec ``backend``).
@@ -15,8 +15,8 @@ probability; `text` is the one home of the cue detectors (yes/no, decline, compl
 
 Example:
     >>> from mads_bench.catalog import load_domain
-    >>> scenario = load_domain("mock").scenarios[0]
-    >>> make_agent("user", "scripted", scenario).spec
+    >>> mock = load_domain("mock")
+    >>> make_agent("user", "scripted", mock.scenarios[0], domain=mock).spec
     'scripted'
 """
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mads_bench.catalog import Domain
 from mads_bench.data_model import Scenario
 from simulation.agents.assistant import ScriptedAssistant
 from simulation.agents.llm import LLMAssistant, LLMUser
@@ -48,6 +49,7 @@ def make_agent(
     spec: str,
     scenario: Scenario,
     *,
+    domain: Domain,
     seed: int = 0,
     style: str = "pre_act",
     backend: Any = None,
@@ -60,6 +62,7 @@ def make_agent(
         spec: ``scripted`` or a backend spec (``transformers:<path>``, ``openai:<m>@<url>``);
             ``backend`` for the tool role.
         scenario: the scenario being simulated.
+        domain: its loaded domain pack (handed down from the environment).
         seed: conversation seed.
         style: assistant step style, ``pre_act`` or ``react``.
         backend: an already built backend for ``spec`` (shared across conversations);
@@ -74,15 +77,15 @@ def make_agent(
     if role == "tool":
         if spec != "backend":
             raise ValueError(f"tool agent spec must be 'backend' (the tool backend), got {spec!r}")
-        return BackendToolAgent(scenario, seed)
+        return BackendToolAgent(scenario, seed, domain=domain)
     if spec == "scripted":
         if role == "user":
-            return ScriptedUser(scenario, seed)
-        return ScriptedAssistant(scenario, seed, style=style)
+            return ScriptedUser(scenario, seed, domain=domain)
+        return ScriptedAssistant(scenario, seed, style=style, domain=domain)
     if backend is None:
         from simulation.backends import get_backend
 
         backend = get_backend(spec)
     if role == "user":
-        return LLMUser(backend, scenario, seed, **generation)
+        return LLMUser(backend, scenario, seed, domain=domain, **generation)
     return LLMAssistant(backend, seed, **generation)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from mads_bench.catalog import load_domain
+from mads_bench.catalog import Domain
 from mads_bench.data_model import Message, Scenario, ToolResult
 from mads_bench.pre_act import Action, PreActStep, canonical_json, parse_step, render_step
 from mads_bench.text import normalise
@@ -51,13 +51,16 @@ class ScriptedAssistant(RecoveryMixin):
         scenario: the scenario (gold workflow, slots, fallback).
         seed: conversation seed (unused by the policy, kept for the common signature).
         style: ``"pre_act"`` (default) or ``"react"`` (no plan).
+        domain: the scenario's loaded domain pack (its tools).
     """
 
     spec = "scripted"
 
-    def __init__(self, scenario: Scenario, seed: int = 0, style: str = "pre_act") -> None:
-        self.scenario, self.seed, self.style = scenario, seed, style
-        self.tools = {t.name: t for t in load_domain(scenario.domain).tools_for(scenario)}
+    def __init__(
+        self, scenario: Scenario, seed: int = 0, style: str = "pre_act", *, domain: Domain
+    ) -> None:
+        self.scenario, self.seed, self.style, self.domain = scenario, seed, style, domain
+        self.tools = {t.name: t for t in domain.tools_for(scenario)}
         self.gold = scenario.gold_workflow
         self.grounding = SlotGrounding(scenario)
         self.pointer = self.attempts = self.rounds = self.steps_in_turn = self.seen = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mads_bench.catalog import load_personas
+from mads_bench.catalog import Domain, load_personas
 from mads_bench.data_model import InjectionRecord, Message, Scenario
 from simulation.agents.prompts import parse_user_reply, user_system_prompt
 
@@ -93,6 +93,7 @@ class LLMUser:
         seed: sampling seed.
         max_new_tokens: generation budget per message.
         temperature: 0 for greedy decoding.
+        domain: the scenario's loaded domain pack.
     """
 
     def __init__(
@@ -102,11 +103,13 @@ class LLMUser:
         seed: int = 0,
         max_new_tokens: int = 160,
         temperature: float = 0.0,
+        *,
+        domain: Domain,
     ) -> None:
         self.backend, self.scenario, self.seed = backend, scenario, seed
         self.spec = backend.spec
         self.max_new_tokens, self.temperature = max_new_tokens, temperature
-        self.system = user_system_prompt(scenario)
+        self.system = user_system_prompt(domain, scenario)
         # The behaviors live in the brief from the first message on; record them there.
         self.injections = [
             InjectionRecord(kind=b.kind, turn_index=0, seed=seed, detail="in the user prompt")

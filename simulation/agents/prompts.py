@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from mads_bench.catalog import load_domain, load_personas
+from mads_bench.catalog import Domain, load_personas
 from mads_bench.data_model import Scenario
 from simulation.agents.text import DONE_TOKEN, render_value, slot_label
 from simulation.agents.wording import prompt_text
@@ -23,16 +23,16 @@ ASSISTANT_RULES = _TEXT.assistant_rules
 _BEHAVIOR_TEXT = _TEXT.behaviors
 
 
-def assistant_system_prompt(scenario: Scenario, style: str = "pre_act") -> str:
+def assistant_system_prompt(domain: Domain, scenario: Scenario, style: str = "pre_act") -> str:
     """The assistant's system message: domain, tools as JSON, and the step format.
 
     Example:
         >>> from mads_bench.catalog import load_domain
-        >>> prompt = assistant_system_prompt(load_domain("mock").scenarios[0])
+        >>> mock = load_domain("mock")
+        >>> prompt = assistant_system_prompt(mock, mock.scenarios[0])
         >>> "- cancel_order(order_id: string) [write]" in prompt and "<plan>" in prompt
         True
     """
-    domain = load_domain(scenario.domain)
     tools = "\n".join(f"- {tool.signature()}" for tool in domain.tools_for(scenario))
     policy = (
         f"\n\nDomain policy:\n{domain.manifest.policy.strip()}" if domain.manifest.policy else ""
@@ -59,7 +59,8 @@ def brief_system_prompt(system: str) -> str:
 
     Example:
         >>> from mads_bench.catalog import load_domain
-        >>> brief = brief_system_prompt(assistant_system_prompt(load_domain("mock").scenarios[0]))
+        >>> mock = load_domain("mock")
+        >>> brief = brief_system_prompt(assistant_system_prompt(mock, mock.scenarios[0]))
         >>> "- cancel_order(order_id: string) [write]\n" in brief
         True
     """
@@ -68,7 +69,7 @@ def brief_system_prompt(system: str) -> str:
     return _TOOL_LINE.sub(r"\1", system.replace(_TOOLS_HEADER, _BRIEF_TOOLS_HEADER))
 
 
-def user_system_prompt(scenario: Scenario) -> str:
+def user_system_prompt(domain: Domain, scenario: Scenario) -> str:
     """The user agent's brief: persona, situation, what the user knows, behaviors and rules.
 
     The rules keep an LLM user in its part: one message in its own voice, never the
@@ -77,12 +78,12 @@ def user_system_prompt(scenario: Scenario) -> str:
 
     Example:
         >>> from mads_bench.catalog import load_domain
-        >>> brief = user_system_prompt(load_domain("mock").scenarios[0])
+        >>> mock = load_domain("mock")
+        >>> brief = user_system_prompt(mock, mock.scenarios[0])
         >>> "Never say or hint that you were given" in brief
         True
     """
     persona = load_personas()[scenario.persona]
-    domain = load_domain(scenario.domain).manifest
     samples = "\n".join(f"- {m}" for m in persona.sample_messages)
     hard = _slot_lines(scenario.hard_constraints)
     soft = _slot_lines(scenario.soft_preferences)
@@ -111,7 +112,7 @@ def user_system_prompt(scenario: Scenario) -> str:
     else:
         who, situation = _TEXT.who_persona.format(**persona.model_dump()), ""
     return _TEXT.user_prompt.format(
-        who=who, writing_style=persona.writing_style, samples=samples, title=domain.title,
+        who=who, writing_style=persona.writing_style, samples=samples, title=domain.manifest.title,
         objective=scenario.objective, situation=situation, hard=hard, soft=soft,
         behaviors=behaviors, rules=USER_RULES,
     )  # fmt: skip
@@ -177,7 +178,8 @@ def restyle_prompt(messages: list[dict[str, str]], style: str) -> list[dict[str,
 
     Example:
         >>> from mads_bench.catalog import load_domain
-        >>> system = assistant_system_prompt(load_domain("mock").scenarios[0])
+        >>> mock = load_domain("mock")
+        >>> system = assistant_system_prompt(mock, mock.scenarios[0])
         >>> react = restyle_prompt([{"role": "system", "content": system}], "react")
         >>> "<plan>" in react[0]["content"]
         False

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import Protocol, runtime_checkable
 
+from mads_bench.catalog import Domain
 from mads_bench.data_model import InjectionRecord, Message, Scenario, ToolCall
 from simulation.tool_backend import ToolBackend
 
@@ -44,10 +45,12 @@ class BackendToolAgent:
     Args:
         scenario: the scenario (seed state, tools, execution behaviors).
         seed: adversity seed.
+        domain: the scenario's loaded domain pack.
 
     Example:
         >>> from mads_bench.catalog import load_domain
-        >>> agent = BackendToolAgent(load_domain("mock").scenarios[0], seed=0)
+        >>> domain = load_domain("mock")
+        >>> agent = BackendToolAgent(domain.scenarios[0], seed=0, domain=domain)
         >>> call = ToolCall(id="call_0", name="get_item", arguments={"item_id": "I1"})
         >>> agent.respond([Message(role="assistant", content="", turn_index=0, tool_call=call)]
         ...               ).tool_result.ok
@@ -56,8 +59,8 @@ class BackendToolAgent:
 
     spec = "backend"
 
-    def __init__(self, scenario: Scenario, seed: int) -> None:
-        self.backend = ToolBackend(scenario, seed=seed)
+    def __init__(self, scenario: Scenario, seed: int, *, domain: Domain) -> None:
+        self.backend = ToolBackend(scenario, seed=seed, domain=domain)
 
     @property
     def injections(self) -> list[InjectionRecord]:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from mads_bench.catalog import load_personas
+from mads_bench.catalog import Domain, load_personas
 from mads_bench.data_model import InjectionRecord, Message, Scenario
 from mads_bench.text import normalise, split_sentences
 from simulation.agents.objective import vague_objective
@@ -77,17 +77,19 @@ class ScriptedUser:
     Args:
         scenario: the scenario to play.
         seed: conversation seed (phrase choice only).
+        domain: the scenario's loaded domain pack (for the gold replay).
 
     Example:
         >>> from mads_bench.catalog import load_domain
-        >>> user = ScriptedUser(load_domain("mock").scenarios[0], seed=0)
+        >>> mock = load_domain("mock")
+        >>> user = ScriptedUser(mock.scenarios[0], seed=0, domain=mock)
         >>> print(user.respond([]).content)
         Hello, here's my problem: I need to cancel order O1. For reference, my order ID's O1.
     """
 
     spec = "scripted"
 
-    def __init__(self, scenario: Scenario, seed: int = 0) -> None:
+    def __init__(self, scenario: Scenario, seed: int = 0, *, domain: Domain) -> None:
         self.scenario, self.seed = scenario, seed
         self.style = StyleProfile.from_persona(load_personas()[scenario.persona])
         self.slots: dict[str, Any] = dict(scenario.slots)
@@ -105,7 +107,7 @@ class ScriptedUser:
         # what a good conversation yields (imported here: the validator reads the agents' text)
         from simulation.validator.state import replay_workflow
 
-        self.expected = replay_workflow(scenario, seed)
+        self.expected = replay_workflow(scenario, seed, domain)
         self.injections: list[InjectionRecord] = []
 
     def _defer(self, rng: random.Random) -> set[str]:

@@ -14,7 +14,7 @@ One module per check plus the aggregate:
 
 Example:
     >>> from mads_bench.catalog import load_domain
-    >>> from simulation.runner import simulate
+    >>> from simulation.environment import simulate
     >>> scenario = load_domain("mock").scenarios[1]
     >>> validate_trajectory(simulate(scenario), scenario, embedder=NO_EMBEDDINGS)["passed"]
     True

@@ -12,7 +12,7 @@ a complete judgement, not "always pass". The verdict (``Trajectory.verdict``) is
 
 Example:
     >>> from mads_bench.catalog import load_domain
-    >>> from simulation.runner import simulate
+    >>> from simulation.environment import simulate
     >>> scenario = load_domain("mock").scenarios[1]
     >>> verdict = validate_trajectory(simulate(scenario), scenario, embedder=NO_EMBEDDINGS)
     >>> verdict["passed"], sorted(verdict["checks"])
@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 
+from mads_bench.catalog import domain_of
 from mads_bench.data_model import Scenario, Trajectory
 from mads_bench.embedding import SentenceEncoder
 from simulation.backends.judge import JudgeBackend, parse_judge_answer
@@ -129,7 +130,11 @@ def _validate_chunk(
     task_checker: TaskSuccessChecker,
 ) -> Iterator[Trajectory]:
     known = [t for t in chunk if t.scenario_id in scenarios]
-    contexts = [Context(t, scenarios[t.scenario_id], style=_style(t)) for t in known]
+    # the validator's entry: each scenario's pack is resolved here and handed to the checks
+    contexts = [
+        Context(t, scenarios[t.scenario_id], domain_of(scenarios[t.scenario_id]), style=_style(t))
+        for t in known
+    ]
     roles = iter(role_checker.check_many(contexts))
     results: dict[str, dict[str, CheckResult]] = {}
     for context in contexts:

@@ -17,7 +17,7 @@ from datetime import date
 from functools import cached_property
 from typing import Literal
 
-from mads_bench.catalog import Domain, load_domain
+from mads_bench.catalog import Domain
 from mads_bench.data_model import Message, Scenario, ToolSpec, Trajectory
 from mads_bench.pre_act import ParsedStep, PreActParseError, PreActStep, parse_step
 from simulation.validator.values import Evidence
@@ -129,12 +129,8 @@ class Context:
 
     trajectory: Trajectory
     scenario: Scenario
+    domain: Domain  # the scenario's loaded pack, handed down by whoever validates
     style: str = "pre_act"
-
-    @cached_property
-    def domain(self) -> Domain:
-        """The scenario's domain pack."""
-        return load_domain(self.scenario.domain)
 
     @cached_property
     def tools(self) -> dict[str, ToolSpec]:

@@ -19,7 +19,7 @@ call of the same turn contradicts it.
 
 Example:
     >>> from simulation.validator.common import Context
-    >>> from simulation.runner import simulate
+    >>> from simulation.environment import simulate
     >>> from mads_bench.catalog import load_domain
     >>> scenario = load_domain("mock").scenarios[1]
     >>> check_faithfulness(Context(simulate(scenario), scenario)).reasons

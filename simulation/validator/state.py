@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from mads_bench.catalog import Domain, load_domain
+from mads_bench.catalog import Domain
 from mads_bench.data_model import Scenario, ToolCall, ToolResult
 from mads_bench.database import apply_changes
 from mads_bench.pre_act import canonical_json
@@ -84,10 +84,9 @@ def replay_gold(context: Context) -> GoldReplay:
     return replay_workflow(context.scenario, context.trajectory.seed, context.domain)
 
 
-def replay_workflow(scenario: Scenario, seed: int, domain: Domain | None = None) -> GoldReplay:
+def replay_workflow(scenario: Scenario, seed: int, domain: Domain) -> GoldReplay:
     """Run ``scenario``'s gold workflow on a fresh backend with the conversation ``seed``
     (what the user agent and the validator both expect of a conversation)."""
-    domain = domain or load_domain(scenario.domain)
     tools = {t.name: t for t in domain.tools_for(scenario)}
     backend = ToolBackend(scenario, seed=seed, domain=domain)
     refused: dict[str, str] = {}
@@ -138,10 +137,9 @@ def _index(records: Records, keys: dict[str, str]) -> dict[tuple[str, Any], dict
 
 
 @lru_cache(maxsize=256)
-def _seed_index(domain: str, backend_state: str) -> dict[tuple[str, Any], dict[str, Any]]:
+def _seed_index(domain: Domain, backend_state: str) -> dict[tuple[str, Any], dict[str, Any]]:
     """The seed state of a scenario, indexed by (table, key); cached (read-only use)."""
-    pack = load_domain(domain)
-    return _index(pack.database(json.loads(backend_state)).dump(), pack.manifest.keys)
+    return _index(domain.database(json.loads(backend_state)).dump(), domain.manifest.keys)
 
 
 def _changed_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -166,7 +164,7 @@ def compare_states(context: Context, replay: GoldReplay, *, forbid_all: bool) ->
         forbid_all: an impossible scenario: every change of the state is forbidden.
     """
     keys = context.domain.manifest.keys
-    seed = _seed_index(context.scenario.domain, canonical_json(context.scenario.backend_state))
+    seed = _seed_index(context.domain, canonical_json(context.scenario.backend_state))
     expected = {} if forbid_all else _index(replay.state, keys)
     actual = apply_changes(seed, context.trajectory.final_state or {}, keys)
     scenario = context.scenario

@@ -14,7 +14,7 @@ Rules, all decided without a judge:
 
 Example:
     >>> from simulation.validator.common import Context
-    >>> from simulation.runner import simulate
+    >>> from simulation.environment import simulate
     >>> from mads_bench.catalog import load_domain
     >>> scenario = load_domain("mock").scenarios[1]
     >>> check_syntax(Context(simulate(scenario), scenario)).passed

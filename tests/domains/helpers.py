@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 
-from mads_bench.catalog import domain_names, load_domain
+from mads_bench.catalog import domain_names, domain_of, load_domain
 from mads_bench.data_model import Scenario, ToolCall, ToolResult
 from mads_bench.database import Database, ToolError
 from mads_bench.generator import Choices, IntRange, TaskTemplate, load_task_templates, render
@@ -81,7 +81,9 @@ def error_code(domain: str, tool: str, db: Database | None = None, /, **argument
 
 def run_gold(scenario: Scenario) -> list[ToolResult]:
     """Execute a scenario's gold workflow on the tool backend, injected behaviors removed."""
-    backend = ToolBackend(scenario.model_copy(update={"behaviors": []}), seed=0)
+    backend = ToolBackend(
+        scenario.model_copy(update={"behaviors": []}), seed=0, domain=domain_of(scenario)
+    )
     return [
         backend.execute(ToolCall(id=f"c{i}", name=step.name, arguments=step.arguments))
         for i, step in enumerate(scenario.gold_workflow)

@@ -9,7 +9,7 @@ from mads_bench.catalog import load_domain
 from mads_bench.cli import main
 from mads_bench.datasets import build_dataset, load_mads_dataset, save_dataset
 from simulation.backends import FakeBackend
-from simulation.runner import simulate
+from simulation.environment import simulate
 from tests.recipes.wandb_offline import read_offline_run
 
 SAY = '<think>I answer.</think>\n<action type="say">Done.</action>'

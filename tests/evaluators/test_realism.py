@@ -13,7 +13,7 @@ from evaluators.realism import (
     texts_by_kind,
 )
 from mads_bench.catalog import load_domain
-from simulation.runner import simulate
+from simulation.environment import simulate
 from simulation.trajectory_io import read_trajectories
 from tests.cli_helpers import error_line, run
 

@@ -24,7 +24,7 @@ def write_jsonl(path: Path, trajectories: list[Trajectory]) -> Path:
 @pytest.fixture(scope="session")
 def trajectories() -> list[Trajectory]:
     """One scripted conversation per scenario of the six domains (mock excluded)."""
-    from simulation.runner import simulate
+    from simulation.environment import simulate
 
     scenarios = [s for d in domain_names() if d != "mock" for s in load_domain(d).scenarios]
     return [simulate(scenario, seed=0) for scenario in scenarios]

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mads_bench.catalog import domain_of
 from mads_bench.datasets import DatasetBuildError, build_dataset
 from mads_bench.datasets.context import apply_context, compact_context
 from mads_bench.pre_act import parse_step
@@ -23,7 +24,7 @@ def test_brief_system_prompt_keeps_signatures_and_drops_descriptions() -> None:
     from mads_bench.catalog import load_domain
 
     scenario = load_domain("banking").scenarios[0]
-    full = assistant_system_prompt(scenario)
+    full = assistant_system_prompt(domain_of(scenario), scenario)
     brief = brief_system_prompt(full)
     tools = load_domain("banking").tools_for(scenario)
     for tool in tools:

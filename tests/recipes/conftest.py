@@ -21,7 +21,7 @@ def mock_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     hand-written scenarios, as conversation-level GRPO needs)."""
     from mads_bench.catalog import load_domain
     from mads_bench.datasets import build_dataset, save_dataset
-    from simulation.runner import simulate
+    from simulation.environment import simulate
 
     root = tmp_path_factory.mktemp("mock_dataset")
     trajectories = [simulate(s, seed=0, repetition=r) for s in load_domain("mock").scenarios

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mads_bench.catalog import load_domain
+from mads_bench.catalog import domain_of, load_domain
 from mads_bench.errors import UsageError
 from mads_bench.models import load_tokenizer, resolve_model
 from mads_bench.training.rollout import (
@@ -107,7 +107,7 @@ def test_hand_built_rollout_has_exact_prompt_completion_and_mask_alignment(token
 def play_scripted(chat, scenario, limits):
     """Drive one conversation with the scripted gold assistant's steps as the policy."""
     conversation = TokenConversation(scenario, 5, chat, limits)
-    shadow = ScriptedAssistant(scenario, 5)
+    shadow = ScriptedAssistant(scenario, 5, domain=domain_of(scenario))
     while conversation.active:
         step = shadow.respond(conversation.view).content
         conversation.take(chat.encode(step) + [2])

@@ -10,10 +10,10 @@ import math
 
 import pytest
 
-from mads_bench.catalog import load_domain
+from mads_bench.catalog import domain_of, load_domain
 from rewards import summarise_conversation
 from rewards.conversation import CONVERSATION_REWARDS, gold_step_score
-from simulation.runner import simulate
+from simulation.environment import simulate
 
 RANGES = {
     "task_success": (0.0, 1.0),
@@ -72,7 +72,9 @@ def test_gold_steps_stop_after_the_first_move_off_the_gold_policy() -> None:
     )
     messages[first] = wrong
     # right type and tool, wrong argument: 2/3 on the first step, and nothing after it counts
-    score = gold_step_score(trajectory.model_copy(update={"messages": messages}), scenario)
+    score = gold_step_score(
+        trajectory.model_copy(update={"messages": messages}), scenario, domain=domain_of(scenario)
+    )
     assert score == pytest.approx(2 / 3)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mads_bench.catalog import load_domain, load_personas
+from mads_bench.catalog import domain_of, load_domain, load_personas
 from mads_bench.data_model import Message, Scenario, ToolResult
 from mads_bench.pre_act import parse_step
 from mads_bench.text import normalise
@@ -116,7 +116,7 @@ def test_style_profiles_are_read_from_persona_fields() -> None:
 
 
 def test_user_opening_withholds_partial_information() -> None:
-    user = ScriptedUser(mock("mock-buy-mug-unhappy"), seed=0)
+    user = ScriptedUser(mock("mock-buy-mug-unhappy"), seed=0, domain=load_domain("mock"))
     opening = user.respond([]).content
     # the withheld quantity (2) is not volunteered; the item name is
     assert "quantity" not in opening and "blue mug" in opening
@@ -130,21 +130,21 @@ def test_user_opening_withholds_partial_information() -> None:
 
 
 def test_user_confirms_then_says_done() -> None:
-    user = ScriptedUser(mock("mock-cancel-normal"), seed=0)
+    user = ScriptedUser(mock("mock-cancel-normal"), seed=0, domain=load_domain("mock"))
     user.respond([])
     # a "shall I" question is confirmed, a completion report ends the conversation
     assert is_affirmative(user.respond(said("Shall I cancel order O1?")).content)
     closing = user.respond(said("All done. Order O1 has been cancelled.")).content
     assert closing.endswith(DONE_TOKEN)
     # the decline-with-alternatives path also ends it
-    other = ScriptedUser(mock("mock-cancel-normal"), seed=0)
+    other = ScriptedUser(mock("mock-cancel-normal"), seed=0, domain=load_domain("mock"))
     other.respond([])
     assert DONE_TOKEN in other.respond(said("I'm sorry. I can offer a mug instead.")).content
 
 
 def test_user_never_ends_on_a_non_answer() -> None:
     # no leaving after a few stalls: an assistant that never answers meets the turn cap
-    user = ScriptedUser(mock("mock-cancel-normal"), seed=0)
+    user = ScriptedUser(mock("mock-cancel-normal"), seed=0, domain=load_domain("mock"))
     user.respond([])
     replies = [user.respond(said("Let me think.")).content for _ in range(6)]
     assert not any(DONE_TOKEN in r for r in replies)
@@ -153,7 +153,7 @@ def test_user_never_ends_on_a_non_answer() -> None:
 def test_user_holds_the_assistant_to_its_request() -> None:
     # "all done" without the outcome (the order's new status) gets a follow-up naming it;
     # the report that tells it ends the conversation
-    user = ScriptedUser(mock("mock-cancel-normal"), seed=0)
+    user = ScriptedUser(mock("mock-cancel-normal"), seed=0, domain=load_domain("mock"))
     user.respond([])
     follow_up = user.respond(said("All done, everything is taken care of.")).content
     assert DONE_TOKEN not in follow_up and "status" in follow_up
@@ -166,7 +166,7 @@ def test_user_follow_ups_are_worded_variously() -> None:
     scenario = mock("mock-cancel-normal")
     texts = set()
     for seed in range(12):
-        user = ScriptedUser(scenario, seed=seed)
+        user = ScriptedUser(scenario, seed=seed, domain=domain_of(scenario))
         user.respond([])
         texts.add(user.respond(said("All done, everything is taken care of.")).content)
     assert len(texts) >= 4
@@ -183,7 +183,7 @@ def test_user_incremental_revelation_and_revision() -> None:
             ],
         }
     )
-    user = ScriptedUser(scenario, seed=0)
+    user = ScriptedUser(scenario, seed=0, domain=domain_of(scenario))
     # the queued slot is held back in the opening and revealed on the next turn
     assert "account: checking" not in user.respond([]).content
     assert "account: checking" in user.respond(said("Noted.")).content
@@ -226,7 +226,9 @@ def test_adversarial_tone_scales_with_intensity() -> None:
                 "behaviors": [{"kind": "adversarial_tone", "intensity": intensity}],
             }
         )
-        texts[intensity] = ScriptedUser(scenario, seed=3).respond([]).content
+        texts[intensity] = (
+            ScriptedUser(scenario, seed=3, domain=domain_of(scenario)).respond([]).content
+        )
     # severe adds two phrases, the first in capitals; mild at most one, never shouted
     assert any(w.isupper() and len(w) > 3 for w in texts["severe"].split())
     assert not any(w.isupper() and len(w) > 3 for w in texts["mild"].split())
@@ -234,7 +236,7 @@ def test_adversarial_tone_scales_with_intensity() -> None:
 
 def test_assistant_grounds_retries_and_asks() -> None:
     scenario = mock("mock-buy-mug-unhappy")
-    assistant = ScriptedAssistant(scenario)
+    assistant = ScriptedAssistant(scenario, domain=domain_of(scenario))
     view = [Message(role="user", content="I want to buy a blue mug.", turn_index=0)]
 
     def step(result: ToolResult | None = None):
@@ -262,11 +264,13 @@ def test_assistant_grounds_retries_and_asks() -> None:
 def test_make_agent_factory() -> None:
     scenario = mock("mock-cancel-normal")
     # scripted specs give the scripted agents; a bad role or tool spec is a clear error
-    assert isinstance(make_agent("assistant", "scripted", scenario), ScriptedAssistant)
+    assert isinstance(
+        make_agent("assistant", "scripted", scenario, domain=domain_of(scenario)), ScriptedAssistant
+    )
     with pytest.raises(ValueError, match="unknown role"):
-        make_agent("judge", "scripted", scenario)
+        make_agent("judge", "scripted", scenario, domain=domain_of(scenario))
     with pytest.raises(ValueError, match="tool agent spec"):
-        make_agent("tool", "scripted", scenario)
+        make_agent("tool", "scripted", scenario, domain=domain_of(scenario))
 
 
 def test_llm_agents_on_fake_backend() -> None:
@@ -274,14 +278,16 @@ def test_llm_agents_on_fake_backend() -> None:
 
     scenario = mock("mock-cancel-normal")
     backend = get_backend("fake:", replies=['<think>t</think><action type="say">Hi'])
-    assistant = make_agent("assistant", "fake:", scenario, backend=backend)
+    assistant = make_agent(
+        "assistant", "fake:", scenario, backend=backend, domain=domain_of(scenario)
+    )
     assert isinstance(assistant, LLMAssistant)
     view = [Message(role="system", content="sys", turn_index=0)]
     # the stop string is restored so the step parses; the call stops at </action>
     assert assistant.respond(view).content.endswith("</action>")
     assert backend.settings[0]["stop"] == ["</action>"]
     user_backend = get_backend("fake:", replies=["hello there", ""])
-    user = make_agent("user", "fake:", scenario, backend=user_backend)
+    user = make_agent("user", "fake:", scenario, backend=user_backend, domain=domain_of(scenario))
     assert isinstance(user, LLMUser)
     # the brief is the system message; an empty reply ends with [DONE]
     assert user.respond([]).content == "hello there"
@@ -294,7 +300,7 @@ def test_user_brief_keeps_the_llm_user_in_its_part() -> None:
     from simulation.agents.prompts import user_system_prompt
 
     for scenario in load_all_scenarios(include_mock=True):
-        brief = user_system_prompt(scenario)
+        brief = user_system_prompt(domain_of(scenario), scenario)
         persona = load_personas()[scenario.persona]
         # who the user is and how they write
         assert persona.name in brief and persona.writing_style in brief
@@ -345,7 +351,9 @@ def test_llm_user_records_what_it_repaired() -> None:
 
     scenario = mock("mock-cancel-normal")
     backend = get_backend("fake:", replies=["User: please cancel my order\nAssistant: sure"])
-    message = make_agent("user", "fake:", scenario, backend=backend).respond([])
+    message = make_agent(
+        "user", "fake:", scenario, backend=backend, domain=domain_of(scenario)
+    ).respond([])
     assert message.content == "please cancel my order"
     assert message.parse_problems == [
         "speaker label removed",

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from mads_bench.catalog import domain_names, load_domain
+from mads_bench.catalog import domain_names, domain_of, load_domain
 from mads_bench.pre_act import parse_step, validate_turn
 from simulation.agents.phrasing import ASSISTANT
 from simulation.agents.text import (
@@ -17,7 +17,8 @@ from simulation.agents.text import (
     asks_confirmation,
     declines_with_alternatives,
 )
-from simulation.runner import RunLimits, simulate
+from simulation.environment import simulate
+from simulation.runner import RunLimits
 
 
 def scenario(scenario_id: str):
@@ -41,7 +42,9 @@ def full_opening_seed(item) -> int:
     return next(
         seed
         for seed in range(50)
-        if not ScriptedUser(item, seed=conversation_seed(seed, item.id, 0)).deferred
+        if not ScriptedUser(
+            item, seed=conversation_seed(seed, item.id, 0), domain=domain_of(item)
+        ).deferred
     )
 
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from mads_bench.catalog import load_all_scenarios
+from mads_bench.catalog import domain_of, load_all_scenarios
 from mads_bench.pre_act import parse_step
 from mads_bench.text import normalise
 from simulation.agents import ScriptedUser
@@ -26,7 +26,7 @@ from simulation.agents.text import (
     slot_label,
     value_in,
 )
-from simulation.runner import simulate
+from simulation.environment import simulate
 from simulation.validator import NO_EMBEDDINGS, validate_trajectories
 
 SCENARIOS = {s.id: s for s in load_all_scenarios(include_mock=True)}
@@ -82,7 +82,7 @@ def test_openings_are_grammatical_for_every_scenario(seed: int) -> None:
     # and no withheld value that occurs literally in the objective is said in the opening
     problems = []
     for scenario in SCENARIOS.values():
-        user = ScriptedUser(scenario, seed=seed)
+        user = ScriptedUser(scenario, seed=seed, domain=domain_of(scenario))
         opening = user.respond([]).content
         lowered = opening.casefold()
         held = user.withheld | {
@@ -249,7 +249,11 @@ def test_a_forgotten_value_is_held_back_and_dates_are_said_naturally():
             trajectory = simulate(scenario, seed=0, repetition=repetition)
             opening = next(m.content for m in trajectory.messages if m.role == "user")
             said = normalise(opening, numbers="canonical")
-            user = ScriptedUser(scenario, seed=conversation_seed(0, scenario.id, repetition))
+            user = ScriptedUser(
+                scenario,
+                seed=conversation_seed(0, scenario.id, repetition),
+                domain=domain_of(scenario),
+            )
             for name in user.deferred:
                 forgotten += 1
                 # not in the opening (the assistant asks when it needs it)

@@ -16,6 +16,7 @@ from mads_bench.catalog import domain_names, load_domain
 from mads_bench.cli import main
 from mads_bench.cli.simulate import output_path
 from mads_bench.data_model import Trajectory
+from simulation.environment import simulate
 from simulation.parallel import (
     SimulationSettings,
     choose_executor,
@@ -24,7 +25,7 @@ from simulation.parallel import (
     run_jobs,
     select_shard,
 )
-from simulation.runner import RunLimits, simulate
+from simulation.runner import RunLimits
 from simulation.simulate_run import summary_tables
 
 BASE = ["simulate", "--seed", "1", "--no-progress"]

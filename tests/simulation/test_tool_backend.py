@@ -5,9 +5,11 @@ from mads_bench.data_model import Scenario, ToolCall
 from simulation.adversity import empty_result
 from simulation.tool_backend import ToolBackend
 
+MOCK = load_domain("mock")
+
 
 def scenario(**update):
-    base = load_domain("mock").scenarios[0]
+    base = MOCK.scenarios[0]
     return Scenario.model_validate({**base.model_dump(), **update})
 
 
@@ -16,7 +18,7 @@ def call(backend, name, **arguments):
 
 
 def test_reads_return_seed_records():
-    backend = ToolBackend(scenario())
+    backend = ToolBackend(scenario(), domain=MOCK)
     result = call(backend, "get_item", item_id="I1")
     assert result.ok and result.content == {
         "item_id": "I1",
@@ -28,13 +30,13 @@ def test_reads_return_seed_records():
 
 
 def test_writes_persist_and_runs_are_isolated():
-    backend = ToolBackend(scenario())
+    backend = ToolBackend(scenario(), domain=MOCK)
     assert call(backend, "cancel_order", order_id="O1").content["status"] == "cancelled"
     # a cancelled order stays cancelled: a second cancel is refused
     again = call(backend, "cancel_order", order_id="O1")
     assert not again.ok and again.content["code"] == "invalid_state"
     # a new backend starts from the seed again
-    assert call(ToolBackend(scenario()), "cancel_order", order_id="O1").ok
+    assert call(ToolBackend(scenario(), domain=MOCK), "cancel_order", order_id="O1").ok
     placed = call(backend, "place_order", item_id="I1", quantity=2)
     assert placed.content["order_id"] == "O2"
     assert call(backend, "get_item", item_id="I1").content["stock"] == 1
@@ -53,13 +55,17 @@ def test_policy_rule_from_backend_state():
             }
         ]
     }
-    result = call(ToolBackend(scenario(backend_state=old)), "cancel_order", order_id="O1")
+    result = call(
+        ToolBackend(scenario(backend_state=old), domain=MOCK),
+        "cancel_order",
+        order_id="O1",
+    )
     assert not result.ok and result.content["code"] == "policy_violation"
     assert "30 days old" in result.content["message"]
 
 
 def test_invalid_calls_get_structured_errors():
-    backend = ToolBackend(scenario())
+    backend = ToolBackend(scenario(), domain=MOCK)
     unknown = call(backend, "drop_tables")
     assert unknown.content["code"] == "unknown_tool" and "get_item" in unknown.content["available"]
     bad = call(backend, "place_order", item_id="I1", quantity="two")
@@ -71,7 +77,7 @@ def test_invalid_calls_get_structured_errors():
     assert extra.content["code"] == "invalid_arguments"
     assert call(backend, "get_item", item_id="nope").content["code"] == "not_found"
     # an unavailable tool is unknown to the scenario even if the domain has it
-    limited = ToolBackend(scenario(tools=["get_item"]))
+    limited = ToolBackend(scenario(tools=["get_item"]), domain=MOCK)
     assert call(limited, "cancel_order", order_id="O1").content["code"] == "unknown_tool"
 
 
@@ -84,7 +90,11 @@ def test_each_adversity_is_applied_and_recorded():
     for kind, (code, ok) in cases.items():
         extra = {"policy": "no"} if kind == "policy_constraint" else {}
         behavior = {"kind": kind, "tool": "cancel_order", "on_calls": [1], **extra}
-        backend = ToolBackend(scenario(complexity="unhappy", behaviors=[behavior]), seed=5)
+        backend = ToolBackend(
+            scenario(complexity="unhappy", behaviors=[behavior]),
+            seed=5,
+            domain=MOCK,
+        )
         first = call(backend, "cancel_order", order_id="O1")
         assert first.ok is ok and first.content["code"] == code
         # the failed write did not happen, and the retry (call 2) goes through
@@ -97,7 +107,10 @@ def test_each_adversity_is_applied_and_recorded():
             5,
         )
     empty = {"kind": "empty_results", "tool": "search_items", "on_calls": [1, 2]}
-    backend = ToolBackend(scenario(complexity="unhappy", behaviors=[empty]))
+    backend = ToolBackend(
+        scenario(complexity="unhappy", behaviors=[empty]),
+        domain=MOCK,
+    )
     assert call(backend, "search_items", query="mug").content == {"items": []}
     assert call(backend, "search_items", query="mug").content == {"items": []}
     assert len(call(backend, "search_items", query="mug").content["items"]) == 1
@@ -108,7 +121,11 @@ def test_probability_triggers_are_seeded():
     behavior = {"kind": "backend_failure", "probability": 0.5}
 
     def pattern(seed):
-        backend = ToolBackend(scenario(complexity="unhappy", behaviors=[behavior]), seed=seed)
+        backend = ToolBackend(
+            scenario(complexity="unhappy", behaviors=[behavior]),
+            seed=seed,
+            domain=MOCK,
+        )
         return [call(backend, "get_item", item_id="I1").ok for _ in range(40)]
 
     assert pattern(1) == pattern(1)
@@ -127,7 +144,7 @@ def test_empty_result_keeps_the_shape():
 
 def test_handler_bugs_become_error_results(monkeypatch):
     # an unexpected exception in a handler is reported, not raised
-    backend = ToolBackend(scenario())
+    backend = ToolBackend(scenario(), domain=MOCK)
     monkeypatch.setitem(backend.domain.handlers, "get_item", lambda db, item_id: 1 / 0)
     result = call(backend, "get_item", item_id="I1")
     assert not result.ok and result.content["code"] == "internal_error"

@@ -15,7 +15,7 @@ import pytest
 from mads_bench.catalog import load_domain
 from mads_bench.cli import main
 from mads_bench.manifest import manifest_path
-from simulation.runner import simulate
+from simulation.environment import simulate
 from simulation.trajectory_io import (
     TrajectoryFileError,
     TrajectoryWriter,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evaluators.online.adversaries import ADVERSARIES, BASELINE, render_battery, run_battery
-from mads_bench.catalog import default_domain_names, load_domain, load_pack
+from mads_bench.catalog import default_domain_names, domain_of, load_domain, load_pack
 from mads_bench.cli import main
 from mads_bench.generator import generate_for_domains
 from simulation.validator.outcome_facts import outcome_facts
@@ -74,7 +74,7 @@ def test_every_reachable_goal_has_facts_to_tell(pack, pack_folder):
     # a goal the assistant reaches always leaves something to tell: else "All done" would pass
     bare = []
     for scenario in _scenarios(pack, pack_folder):
-        replay = replay_workflow(scenario, seed=0)
+        replay = replay_workflow(scenario, seed=0, domain=domain_of(scenario))
         if not (scenario.impossible or replay.blocked or outcome_facts(scenario, replay, "")):
             bare.append(scenario.id)
     assert bare == []

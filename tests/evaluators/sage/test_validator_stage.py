@@ -9,7 +9,7 @@ from evaluators.sage.mads_turns import claims_completion, compile_trajectory
 from evaluators.sage.validator_stage import sage_check
 from mads_bench.data_model import Message, ToolCall, ToolResult, Trajectory
 from mads_bench.pre_act import Action, PreActStep, render_step
-from simulation.runner import simulate
+from simulation.environment import simulate
 from tests.simulation.validator.corrupt import with_step
 
 BUY, CANCEL, KETTLE = "mock-buy-mug-unhappy", "mock-cancel-normal", "mock-kettle-impossible"

@@ -8,7 +8,7 @@ import pytest
 
 from mads_bench.data_model import Scenario, Trajectory
 from mads_bench.embedding import SentenceEncoder
-from simulation.runner import simulate
+from simulation.environment import simulate
 from tests.simulation.validator.corrupt import FROZEN, TRANSFER
 
 

@@ -5,7 +5,7 @@ That every hand-written scenario passes on two seeds is checked (slow) in
 """
 
 from mads_bench.catalog import load_domain
-from simulation.runner import simulate
+from simulation.environment import simulate
 from simulation.validator import NO_EMBEDDINGS, validate_trajectories
 
 

@@ -1,5 +1,6 @@
 """Task-success check: final state vs the gold replay, and impossible tasks declined well."""
 
+from mads_bench.catalog import domain_of
 from mads_bench.pre_act import Action
 from simulation.validator import NO_EMBEDDINGS, validate_trajectory
 from simulation.validator.common import Context
@@ -49,7 +50,9 @@ def test_a_no_is_not_agreement(transfer, scenarios):
     # "go ahead" as a yes)
     new_id = [r for r in transfer.final_state["transfers"] if r["amount"] == 1200.0][0]
     bad = with_state(transfer, "transfers", "transfer_id", new_id["transfer_id"], memo="tax")
-    assert user_agreed_before_write(Context(bad, scenarios[TRANSFER]))
+    assert user_agreed_before_write(
+        Context(bad, scenarios[TRANSFER], domain=domain_of(scenarios[TRANSFER]))
+    )
     messages = [
         m.model_copy(update={"content": "No, don't go ahead, it doesn't sound good."})
         if m.role == "user" and m.content.startswith("Yes, it sounds good")
@@ -57,7 +60,9 @@ def test_a_no_is_not_agreement(transfer, scenarios):
         for m in bad.messages
     ]
     refused = bad.model_copy(update={"messages": messages})
-    assert not user_agreed_before_write(Context(refused, scenarios[TRANSFER]))
+    assert not user_agreed_before_write(
+        Context(refused, scenarios[TRANSFER], domain=domain_of(scenarios[TRANSFER]))
+    )
     _, found = _task(refused, scenarios[TRANSFER])
     assert len(found) == 1 and found[0].endswith("(and the user never agreed to the write)")
 
@@ -107,7 +112,7 @@ def test_rule_refusing_a_gold_lookup_blocks_the_rest(transfer, scenarios):
     """A policy refusal of the first lookup: nothing after it can happen, so the assistant's
     explanation passes, and a transfer made anyway is an unexpected change."""
     from mads_bench.data_model import Scenario
-    from simulation.runner import simulate
+    from simulation.environment import simulate
 
     policy = {
         "kind": "policy_constraint",
