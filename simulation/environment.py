@@ -131,6 +131,7 @@ def simulate(
     user: str = "scripted",
     assistant: str = "scripted",
     style: str = "pre_act",
+    context: str = "full",
     limits: RunLimits | None = None,
     backends: dict[str, Any] | None = None,
     domain: Domain | None = None,
@@ -144,6 +145,8 @@ def simulate(
         user: user agent spec (``scripted`` or a backend spec).
         assistant: assistant agent spec.
         style: ``pre_act`` or ``react``.
+        context: what a model assistant reads, ``full`` or ``compact``
+            (:mod:`simulation.agents.context`).
         limits: caps (defaults: :class:`RunLimits`).
         backends: already built backends by spec, shared across conversations.
         domain: the scenario's loaded pack (from the catalog when omitted).
@@ -166,7 +169,7 @@ def simulate(
     )  # fmt: skip
     agent = make_agent(
         "assistant", assistant, scenario, domain=domain, seed=conv_seed, style=style,
-        backend=built.get(assistant),
+        context=context, backend=built.get(assistant),
     )  # fmt: skip
     trajectory = environment.run(agent)
     return trajectory.model_copy(update={"id": trajectory_id(scenario.id, repetition, seed)})

@@ -56,6 +56,7 @@ class SimulationSettings:
     assistant: str = "scripted"
     style: str = "pre_act"
     limits: Any = None
+    context: str = "full"
 
 
 @dataclass
@@ -134,6 +135,7 @@ def simulate_job(
             user=settings.user,
             assistant=settings.assistant,
             style=settings.style,
+            context=settings.context,
             limits=settings.limits or RunLimits(),
             backends=backends,
         )

@@ -93,6 +93,8 @@ def run_manifest(
         "assistant": settings.assistant,
         "assistant model": spec_fingerprint(settings.assistant),
         "style": settings.style,
+        # a full-context run keeps the manifest it had before contexts existed (resumable)
+        **({"context": settings.context} if settings.context != "full" else {}),
         "limits": dataclasses.asdict(limits) if limits is not None else None,
         "scenarios": content_hash(s.model_dump_json() for s in scenarios),
         "shard": f"{shard[0]}/{shard[1]}" if shard else None,

@@ -126,6 +126,7 @@ def evaluate_online(
         "assistant": settings.assistant,
         "user": settings.user,
         "style": settings.style,
+        "context": settings.context,
         "seed": settings.seed,
         "trials": trials,
     }

@@ -35,6 +35,7 @@ from mads_bench.cli.output import print_json
 from mads_bench.cli.simulate import no_scenarios_message
 from mads_bench.errors import UsageError
 from mads_bench.files import check_outputs
+from simulation.agents.context import CONTEXTS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,6 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     cmd.add_argument("-k", "--trials", type=positive_int, default=1, help="Trials per scenario.")
     cmd.add_argument("--seed", type=int, default=0, help="Run seed (default 0).")
     cmd.add_argument("--style", choices=("pre_act", "react"), default="pre_act")
+    cmd.add_argument(
+        "--context",
+        choices=CONTEXTS,
+        default="full",
+        help="What a model assistant reads: the context its training data was built with "
+        "(build-dataset --context; default %(default)s).",
+    )
     cmd.add_argument("--max-turns", type=positive_int, default=12, help="User-turn cap (12).")
     cmd.add_argument("--concurrency", type=positive_int, default=1, help="Conversations in flight.")
     cmd.add_argument("--max-failures", type=positive_int, default=3, help="As in simulate.")
@@ -140,7 +148,12 @@ def run_online(args: argparse.Namespace) -> int:
     }
     scenarios = _scenarios(args)
     settings = SimulationSettings(
-        args.seed, args.user, args.assistant, args.style, RunLimits(max_turns=args.max_turns)
+        args.seed,
+        args.user,
+        args.assistant,
+        args.style,
+        RunLimits(max_turns=args.max_turns),
+        context=args.context,
     )
     if not scenarios:
         raise UsageError(no_scenarios_message(args))

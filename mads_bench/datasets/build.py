@@ -14,7 +14,7 @@ Rows, per used trajectory (see :mod:`mads_bench.datasets.inputs` for which are u
 
 ``context="compact"`` shortens every step prompt for small models (tool signatures without
 descriptions, earlier turns' steps reduced to their action; see
-:mod:`mads_bench.datasets.context`); the ``trajectories`` config always keeps the full text.
+:mod:`simulation.agents.context`); the ``trajectories`` config always keeps the full text.
 
 Steps whose ``parse_problems`` are not empty (or that fail the strict parser) are left out of
 ``sft`` and ``grpo`` and counted in ``BuildReport.excluded_steps``; inputs without a single
@@ -32,7 +32,6 @@ from typing import Any
 from datasets import Dataset, DatasetDict, Features, List, Value
 
 from mads_bench.data_model import Trajectory
-from mads_bench.datasets.context import CONTEXTS, apply_context
 from mads_bench.datasets.inputs import (
     DatasetBuildError,
     Selection,
@@ -48,6 +47,7 @@ from mads_bench.datasets.splits import (
 )
 from mads_bench.files import atomic_write_text
 from mads_bench.pre_act import PreActParseError, canonical_json, parse_step
+from simulation.agents.context import CONTEXTS, apply_context
 
 CONFIG_NAMES = ("trajectories", "sft", "grpo")
 _STR, _INT = Value("string"), Value("int64")
@@ -242,7 +242,7 @@ def build_dataset(
         seed (`int`): split seed.
         include_unvalidated (`bool`): also use trajectories without a verdict.
         context (`str`): step prompts ``full`` (as simulated) or ``compact`` (for small
-            models, see :mod:`mads_bench.datasets.context`).
+            models, see :mod:`simulation.agents.context`).
 
     Returns:
         `BuiltDataset`: ``configs[name][split]`` datasets, the report and the card.

@@ -52,6 +52,7 @@ def make_agent(
     domain: Domain,
     seed: int = 0,
     style: str = "pre_act",
+    context: str = "full",
     backend: Any = None,
     **generation: Any,
 ) -> Participant:
@@ -65,6 +66,8 @@ def make_agent(
         domain: its loaded domain pack (handed down from the environment).
         seed: conversation seed.
         style: assistant step style, ``pre_act`` or ``react``.
+        context: what a model assistant reads, ``full`` or ``compact``
+            (:mod:`simulation.agents.context`; the scripted agents read the full view).
         backend: an already built backend for ``spec`` (shared across conversations);
             built with ``simulation.backends.get_backend(spec)`` when omitted.
         **generation: ``max_new_tokens`` / ``temperature`` for LLM agents.
@@ -88,4 +91,4 @@ def make_agent(
         backend = get_backend(spec)
     if role == "user":
         return LLMUser(backend, scenario, seed, domain=domain, **generation)
-    return LLMAssistant(backend, seed, **generation)
+    return LLMAssistant(backend, seed, context=context, **generation)

@@ -14,6 +14,7 @@ from typing import Any
 
 from mads_bench.catalog import Domain, load_personas
 from mads_bench.data_model import InjectionRecord, Message, Scenario
+from simulation.agents.context import apply_context
 from simulation.agents.prompts import parse_user_reply, user_system_prompt
 
 _OPENING_CUE = "(The assistant is waiting. Write your first message.)"
@@ -62,18 +63,27 @@ class LLMAssistant:
         seed: sampling seed (used when ``temperature > 0``).
         max_new_tokens: generation budget per step.
         temperature: 0 for greedy decoding.
+        context: what the model reads, ``full`` or ``compact`` (:mod:`simulation.agents.context`:
+            the view a dataset built with ``--context compact`` trained it on).
     """
 
     def __init__(
-        self, backend: Any, seed: int = 0, max_new_tokens: int = 384, temperature: float = 0.0
+        self,
+        backend: Any,
+        seed: int = 0,
+        max_new_tokens: int = 384,
+        temperature: float = 0.0,
+        context: str = "full",
     ) -> None:
-        self.backend, self.seed = backend, seed
+        apply_context([], context)  # an unknown context fails here, before any conversation
+        self.backend, self.seed, self.context = backend, seed, context
         self.spec = backend.spec
         self.max_new_tokens, self.temperature = max_new_tokens, temperature
 
     def respond(self, view: list[Message]) -> Message:
         """One step: the raw model output (``</action>`` restored after the stop string)."""
         conversation = [{"role": m.role, "content": m.content} for m in view]
+        conversation = apply_context(conversation, self.context)
         (text,) = generate_steps(
             self.backend,
             [conversation],

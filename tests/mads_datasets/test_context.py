@@ -8,9 +8,9 @@ import pytest
 
 from mads_bench.catalog import domain_of
 from mads_bench.datasets import DatasetBuildError, build_dataset
-from mads_bench.datasets.context import apply_context, compact_context
 from mads_bench.pre_act import parse_step
 from mads_bench.text import normalise
+from simulation.agents.context import apply_context, compact_context
 from simulation.agents.prompts import assistant_system_prompt, brief_system_prompt
 from simulation.agents.text import value_in
 

@@ -11,6 +11,7 @@ from mads_bench.pre_act import parse_step
 from mads_bench.text import normalise
 from simulation.agents import LLMAssistant, LLMUser, ScriptedAssistant, ScriptedUser, make_agent
 from simulation.agents.grounding import SlotGrounding
+from simulation.agents.prompts import assistant_system_prompt
 from simulation.agents.speech import describe_result, is_empty_result, spoken_fallback
 from simulation.agents.style import StyleProfile
 from simulation.agents.text import (
@@ -293,6 +294,35 @@ def test_llm_agents_on_fake_backend() -> None:
     assert user.respond([]).content == "hello there"
     assert "Priya Raman" in user_backend.calls[0][0]["content"]
     assert user.respond(said("Anything else?")).content == DONE_TOKEN
+
+
+def test_llm_assistant_reads_the_context_it_was_trained_on() -> None:
+    from simulation.agents.context import compact_context
+    from simulation.backends import get_backend
+
+    scenario = mock("mock-cancel-normal")
+    domain = domain_of(scenario)
+    step = '<think>long thought</think>\n<plan>1. greet</plan>\n<action type="say">Hi</action>'
+    view = [
+        Message(role="system", content=assistant_system_prompt(domain, scenario), turn_index=0),
+        Message(role="user", content="Hello", turn_index=0),
+        Message(role="assistant", content=step, turn_index=0),
+        Message(role="user", content="Cancel O1", turn_index=1),
+    ]
+    seen = {}
+    for context in ("full", "compact"):
+        backend = get_backend("fake:", replies=['<action type="say">ok</action>'])
+        make_agent(
+            "assistant", "fake:", scenario, backend=backend, domain=domain, context=context
+        ).respond(view)
+        seen[context] = backend.calls[0]
+    chat = [{"role": m.role, "content": m.content} for m in view]
+    assert seen["full"] == chat
+    # exactly the dataset's compact step prompt: brief tools, earlier turns' actions only
+    assert seen["compact"] == compact_context(chat) != chat
+    assert "long thought" not in seen["compact"][2]["content"]
+    with pytest.raises(ValueError, match="unknown context"):
+        LLMAssistant(backend, context="tiny")
 
 
 def test_user_brief_keeps_the_llm_user_in_its_part() -> None:

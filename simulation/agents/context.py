@@ -1,4 +1,8 @@
-"""How much of the conversation a step row's prompt carries: ``full`` or ``compact``.
+"""How much of the conversation a model assistant reads: ``full`` or ``compact``.
+
+The dataset's step prompts (``build-dataset --context``) and a model assistant in a live
+conversation (``eval online --context``) read the same view, so a policy is evaluated online
+on the prompts it was trained on.
 
 ``full`` (the default) is the conversation exactly as simulated. ``compact`` is for small
 models and CPU budgets, where every prompt token costs training and inference time:
@@ -26,6 +30,7 @@ Example:
 from __future__ import annotations
 
 from mads_bench.pre_act import PreActStep, parse_step, render_step
+from simulation.agents.prompts import brief_system_prompt
 
 __all__ = ["CONTEXTS", "apply_context", "compact_context"]
 
@@ -46,8 +51,6 @@ def compact_context(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     Returns:
         `list[dict]`: The same messages, shortened.
     """
-    from simulation.agents.prompts import brief_system_prompt
-
     users = [i for i, m in enumerate(messages) if m["role"] == "user"]
     current_turn = users[-1] if users else len(messages)
     out = []
