@@ -265,10 +265,17 @@ def run_demo(
     max_new_tokens: int = 192,
     context: str = "compact",
     seed: int = 0,
+    minutes: float | None = None,
 ) -> str:
-    """Run the whole loop; write `OUT/REPORT.md` and `OUT/REPORT.json`; return the markdown."""
+    """Run the whole loop; write `OUT/REPORT.md` and `OUT/REPORT.json`; return the markdown.
+
+    Before anything runs, it times two probes on this CPU and says how long the demo will
+    take (`mads_bench.demo_budget`); with ``minutes``, the SFT and GRPO step counts are
+    scaled to fill that budget instead (`fit_steps`; too small a budget is a `UsageError`).
+    """
     from mads_bench.catalog import load_all_scenarios
     from mads_bench.datasets import build_dataset, save_dataset
+    from mads_bench.demo_budget import REFERENCE, DemoPlan, estimate, fit_steps, measure_rates
     from mads_bench.models import setup_models
     from mads_bench.precision import describe_cpu, native_bf16
     from mads_bench.training.pipeline import run_sft_then_grpo
@@ -286,6 +293,18 @@ def run_demo(
     started = time.perf_counter()
     _say("offline models (idempotent)")
     setup_models([model, "minilm", "mpnet"])
+    rates = measure_rates(model)
+    ratios = rates.scaled_to(REFERENCE.rates)
+    plan = DemoPlan(sft_steps, grpo_steps, min_eval_steps)
+    if minutes is not None:
+        plan = fit_steps(minutes, plan, ratios)
+        sft_steps, grpo_steps = plan.sft_steps, plan.grpo_steps
+    planned = estimate(plan, ratios)
+    _say(
+        f"{describe_cpu()}: training {ratios.update:.2f}x and generation {ratios.generation:.2f}x "
+        f"the time of the reference CPU ({REFERENCE.cpu}), measured; SFT {sft_steps} steps, "
+        f"GRPO {grpo_steps} steps: {planned.describe()}"
+    )
     _say(f"simulating {conversations_per_scenario} conversations per hand-written scenario")
     trajectories = out / "trajectories.jsonl"
     simulated = simulate_run(
@@ -361,6 +380,11 @@ def run_demo(
         "bf16": native_bf16("cpu"),
         "cpu": describe_cpu(),
         "stages_s": timings,
+        "estimate": {
+            "total_s": round(planned.total_s, 1),
+            "probe_s": {"forward_backward": rates.forward_backward_s, "decode": rates.decode_s},
+            "minutes_budget": minutes,
+        },
         "training": {
             name: {k: v for k, v in training[name].items() if k != "rewards"}
             for name in ("sft", "grpo")

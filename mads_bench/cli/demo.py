@@ -6,7 +6,7 @@ import argparse
 import inspect
 from pathlib import Path
 
-from mads_bench.cli.args import positive_int
+from mads_bench.cli.args import positive_float, positive_int
 from mads_bench.demo import run_demo
 
 _INT_OPTIONS = (  # (flag, run_demo parameter, help)
@@ -53,10 +53,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         default=defaults["context"],
         help="Step prompts of the dataset (build-dataset --context; default %(default)s).",
     )
+    parser.add_argument(
+        "--minutes",
+        type=positive_float,
+        metavar="N",
+        help="Fit the SFT and GRPO step counts to a budget of N minutes on this CPU (estimated "
+        "from two probes timed before the demo starts; --sft-steps/--grpo-steps are scaled).",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     options = {name: getattr(args, name) for _, name, _ in _INT_OPTIONS}
-    run_demo(args.out, model=args.model, context=args.context, **options)
+    run_demo(args.out, model=args.model, context=args.context, minutes=args.minutes, **options)
     return 0
