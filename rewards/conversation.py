@@ -6,9 +6,10 @@ transcript, which no reward here reads: the rollout summarises each conversation
 :func:`summarise_conversation` and TRL hands the summaries to every reward as the ``outcome``
 column (one plain dict per completion). The rewards, each in a fixed range:
 
-- ``task_success`` (1/0): the online evaluator's check (``evaluators.online``): the final
-  state matches the gold replay, the user was told the outcome, the user ended the
-  conversation. A conversation cut by the rollout's token or step budget gets 0.
+- ``task_success`` (1/0): the rubric's success (``simulation.validator.rubric``, the same
+  grading as ``eval online``): the final state matches the gold replay, the user was told the
+  outcome, the user ended the conversation. A conversation cut by the rollout's token or step
+  budget did not end, so it gets 0.
 - ``partial_credit`` ([0, 1]): the share of gold writes called with exact arguments (None on
   scenarios without gold writes and on impossible ones).
 - ``gold_steps`` ([0, 1]): per-step verifiable reward where the scripted gold policy defines
@@ -36,13 +37,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from evaluators.online.core import conversation_outcome
 from evaluators.step_scoring import arguments_equal
 from mads_bench.catalog import Domain, domain_of
 from mads_bench.data_model import Scenario, Trajectory
 from mads_bench.embedding import SentenceEncoder
 from mads_bench.pre_act import Action, parse_step
 from rewards.pre_act_format import format_score
+from simulation.validator.rubric import grade_conversation
 
 __all__ = [
     "CONVERSATION_REWARDS",
@@ -83,26 +84,28 @@ def summarise_conversation(
         `dict`: ``success``, ``state``, ``told``, ``ended``, ``truncated``, ``partial_credit``,
         ``gold_steps``, ``sage_failures_per_turn``, ``format``, counts and ``end_reason``.
     """
+    counter = None
+    if sage:
+        from evaluators.sage.mads_turns import sage_failures_per_turn as counter
     domain = domain or domain_of(scenario)
-    outcome = conversation_outcome(
-        trajectory, scenario, domain=domain, embedder=embedder, sage=sage
+    outcome = grade_conversation(
+        trajectory, scenario, domain=domain, embedder=embedder, sage=counter
     )
-    truncated = trajectory.end_reason == "truncated"
     steps = [m for m in trajectory.messages if m.role == "assistant"]
     formats = [format_score(m.content, m.step_index) for m in steps]
     return {
         "scenario_id": scenario.id,
-        "success": outcome.success and not truncated,
+        "success": outcome.success,
         "state": outcome.state,
         "told": outcome.told,
         "ended": outcome.ended,
-        "truncated": truncated,
+        "truncated": trajectory.end_reason == "truncated",
         "end_reason": trajectory.end_reason,
         "partial_credit": outcome.partial_credit,
         "gold_steps": gold_step_score(trajectory, scenario, domain),
         "sage_failures_per_turn": outcome.sage_failures_per_turn,
         "format": sum(formats) / len(formats) if formats else 0.0,
-        "steps": len(steps),
+        "steps": outcome.steps,
         "max_steps": max_steps,
         "turns": outcome.turns,
         "tool_calls": outcome.tool_calls,

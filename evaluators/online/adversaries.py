@@ -2,7 +2,7 @@
 
 The battery plays every scenario once with the scripted user and each cheat as the assistant
 (:func:`run_battery`), and scores the conversations with
-:func:`evaluators.online.core.conversation_outcome`. The cheats know the scenario (its gold
+:func:`simulation.validator.rubric.grade_conversation`. The cheats know the scenario (its gold
 workflow), so they are as strong as a cheat can be:
 
 | name | what it does |
@@ -49,6 +49,7 @@ from simulation.environment import Environment
 from simulation.runner import conversation_seed, trajectory_id
 from simulation.tool_backend import ToolBackend
 from simulation.validator.aggregate import NO_EMBEDDINGS
+from simulation.validator.rubric import grade_conversation
 from simulation.validator.state import replay_workflow
 
 __all__ = ["ADVERSARIES", "BASELINE", "play_adversary", "render_battery", "run_battery"]
@@ -357,8 +358,6 @@ def run_battery(
     """
     from tqdm.auto import tqdm
 
-    from evaluators.online.core import conversation_outcome
-
     scenarios = list(scenarios)
     names = list(names or [BASELINE, *ADVERSARIES])
     unknown = [n for n in names if n != BASELINE and n not in ADVERSARIES]
@@ -378,7 +377,7 @@ def run_battery(
                 if not getattr(cheat, "applies", True):
                     row["not_applicable"] += 1
                     continue
-                outcome = conversation_outcome(
+                outcome = grade_conversation(
                     trajectory, scenario, domain=domain_of(scenario), embedder=embedder
                 )
                 row["conversations"] += 1

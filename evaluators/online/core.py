@@ -1,35 +1,17 @@
 """Online task success: score finished conversations of a candidate assistant, and pass^k.
 
-A conversation succeeds when all three parts hold (each is reported on its own too):
-
-1. **state** — the backend state at the end matches the scenario's gold workflow replayed on a
-   fresh copy of the seed state (the validator's task-success rules, one implementation:
-   :mod:`simulation.validator.state`). The replay runs with the conversation's seed, so the
-   execution adversities the assistant met (a refused write, a timeout) are met again, and
-   transient failures are retried as a competent assistant would. Records are compared by
-   primary key after value normalisation, so ids the backend generates and timestamps it
-   writes line up whenever the same calls were made; a goal revision is part of the gold
-   workflow (re-rendered with the revised values); on an impossible scenario no write may
-   change the state.
-2. **told** — the user was told the outcome: for a blocked goal (impossible scenario or a
-   business-rule refusal) the validator's decline rules (an explanation and an alternative,
-   no success claim); otherwise the last ``say`` comes after the last successful write and
-   every outcome fact was said (:mod:`simulation.validator.outcome_facts`: the scenario's
-   ``must_say``, else what the gold workflow replayed on this seed gives: a write's
-   confirmation, the values an information request asked for, that nothing was found).
-   Never true merely because no tool ran.
-3. **ended** — the user ended the conversation (``[DONE]``), not the turn cap, a loop or an
-   error.
-
-The three parts are the validator's task-success check read as typed parts
-(``CheckResult.part_passed``), never found by searching its reason strings.
+Each conversation is graded once by the rubric
+(:func:`simulation.validator.rubric.grade_conversation`, where its three parts — state, told,
+ended — are defined); it succeeds when all three hold. This module aggregates the graded
+outcomes: success and each part, partial credit, malformed steps, SAGE failures, and 95% CIs
+over scenarios, overall and by domain, complexity and behavior.
 
 pass^k (tau2-bench): per scenario ``C(successes, k) / C(trials, k)``, averaged over scenarios.
 
 Example:
     >>> pass_hat_k(successes=2, trials=4, k=2)
     0.16666666666666666
-    >>> outcomes = [OnlineOutcome("s1", 0, "mock", "normal", [], *parts) for parts in
+    >>> outcomes = [ConversationOutcome("s1", 0, "mock", "normal", [], *parts) for parts in
     ...             [(True, True, True), (True, True, False), (False, True, True)]]
     >>> report = score_online(outcomes, resamples=200)
     >>> report["overall"]["success_rate"], report["overall"]["pass_hat_k"]
@@ -39,135 +21,20 @@ Example:
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from evaluators.bootstrap import bootstrap_interval, paired_bootstrap
-from mads_bench.catalog import Domain
-from mads_bench.data_model import Scenario, Trajectory
-from mads_bench.embedding import SentenceEncoder
-from mads_bench.pre_act import canonical_json
-from simulation.validator.aggregate import resolve
-from simulation.validator.common import Context
-from simulation.validator.task_success import TaskSuccessChecker
+from simulation.validator.rubric import ConversationOutcome
 
 __all__ = [
-    "OnlineOutcome",
     "compare_reports",
-    "conversation_outcome",
     "pass_hat_k",
     "render_markdown",
     "score_online",
 ]
-
-
-@dataclass
-class OnlineOutcome:
-    """What one conversation of the candidate achieved."""
-
-    scenario_id: str
-    trial: int
-    domain: str
-    complexity: str
-    behaviors: list[str]
-    state: bool
-    told: bool
-    ended: bool
-    partial_credit: float | None = None
-    malformed_steps: int = 0
-    steps: int = 0
-    turns: int = 0
-    tool_calls: int = 0
-    sage_failures_per_turn: float | None = None
-    reasons: list[str] = field(default_factory=list)
-
-    @property
-    def success(self) -> bool:
-        """All three parts hold."""
-        return self.state and self.told and self.ended
-
-
-def conversation_outcome(
-    trajectory: Trajectory,
-    scenario: Scenario,
-    *,
-    domain: Domain,
-    embedder: SentenceEncoder | None = None,
-    sage: bool = False,
-) -> OnlineOutcome:
-    """Score one finished conversation (rules only: no judge is consulted).
-
-    Args:
-        trajectory (`Trajectory`): the conversation, with its ``final_state``.
-        scenario (`Scenario`): the scenario it was simulated from.
-        domain (`Domain`): the scenario's loaded pack.
-        embedder (`SentenceEncoder`, *optional*): MiniLM for the decline explanation (default:
-            load).
-        sage (`bool`): also count SAGE-Core failures per assistant step
-            (`evaluators.sage.mads_turns`: one turn record per tool call and per say).
-
-    Returns:
-        `OnlineOutcome`: the three parts, partial credit and the counts.
-    """
-    context = Context(trajectory, scenario, domain)
-    check = resolve(TaskSuccessChecker(embedder).check(context), None)
-    assistant = [m for m in trajectory.messages if m.role == "assistant"]
-    return OnlineOutcome(
-        scenario_id=scenario.id,
-        trial=_trial(trajectory.id),
-        domain=scenario.domain,
-        complexity=scenario.complexity,
-        behaviors=sorted({b.kind for b in scenario.behaviors}),
-        state=check.part_passed("state"),
-        told=check.part_passed("told"),
-        ended=check.part_passed("ended"),
-        partial_credit=_partial_credit(trajectory, scenario, context),
-        malformed_steps=sum(bool(m.parse_problems) for m in assistant),
-        steps=len(assistant),
-        turns=len({m.turn_index for m in trajectory.messages if m.role == "user"}),
-        tool_calls=sum(m.tool_call is not None for m in assistant),
-        sage_failures_per_turn=_sage_failures(trajectory, scenario) if sage else None,
-        reasons=list(check.reasons),
-    )
-
-
-def _sage_failures(trajectory: Trajectory, scenario: Scenario) -> float | None:
-    from evaluators.sage.mads_turns import compile_trajectory, evaluator_for
-
-    records = compile_trajectory(trajectory, scenario)
-    if not records:
-        return None
-    verdicts = evaluator_for(trajectory.domain, None).evaluate(records)
-    return sum(v.verdict == "failure" for v in verdicts) / len(records)
-
-
-def _trial(trajectory_id: str) -> int:
-    match = re.search(r"/r(\d+)/", trajectory_id)
-    return int(match.group(1)) if match else 0
-
-
-def _partial_credit(trajectory: Trajectory, scenario: Scenario, context: Context) -> float | None:
-    """Gold writes called with exact arguments / gold writes (None without gold writes).
-
-    A gold write a business rule refuses is still the right call, so a call counts whatever
-    its result.
-    """
-    writes = [
-        (g.name, canonical_json(g.arguments))
-        for g in scenario.gold_workflow
-        if (tool := context.tools.get(g.name)) is not None and tool.kind == "write"
-    ]
-    if not writes or scenario.impossible:
-        return None
-    called = {
-        (m.tool_call.name, canonical_json(m.tool_call.arguments))
-        for m in trajectory.messages
-        if m.tool_call is not None
-    }
-    return sum(write in called for write in writes) / len(writes)
 
 
 def pass_hat_k(successes: int, trials: int, k: int) -> float:
@@ -178,8 +45,8 @@ def pass_hat_k(successes: int, trials: int, k: int) -> float:
     return math.comb(successes, k) / math.comb(trials, k)
 
 
-def _summary(outcomes: Sequence[OnlineOutcome], resamples: int, seed: int) -> dict[str, Any]:
-    by_scenario: dict[str, list[OnlineOutcome]] = defaultdict(list)
+def _summary(outcomes: Sequence[ConversationOutcome], resamples: int, seed: int) -> dict[str, Any]:
+    by_scenario: dict[str, list[ConversationOutcome]] = defaultdict(list)
     for outcome in outcomes:
         by_scenario[outcome.scenario_id].append(outcome)
     trials = min(len(group) for group in by_scenario.values())
@@ -218,12 +85,12 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def score_online(
-    outcomes: Iterable[OnlineOutcome], *, resamples: int = 10_000, seed: int = 0
+    outcomes: Iterable[ConversationOutcome], *, resamples: int = 10_000, seed: int = 0
 ) -> dict[str, Any]:
     """Success, its parts and pass^k overall and by domain, complexity and behavior kind.
 
     Args:
-        outcomes (`Iterable[OnlineOutcome]`): one per conversation (trials of a scenario share
+        outcomes (`Iterable[ConversationOutcome]`): one per conversation (trials of a scenario share
             its id).
         resamples (`int`): bootstrap resamples for the 95% CIs over scenarios.
         seed (`int`): bootstrap seed.
@@ -235,7 +102,7 @@ def score_online(
     outcomes = list(outcomes)
     if not outcomes:
         raise ValueError("no conversation to score")
-    groups: dict[str, Mapping[str, list[OnlineOutcome]]] = {
+    groups: dict[str, Mapping[str, list[ConversationOutcome]]] = {
         "by_domain": _group(outcomes, lambda o: [o.domain]),
         "by_complexity": _group(outcomes, lambda o: [o.complexity]),
         "by_behavior": _group(outcomes, lambda o: o.behaviors or ["none"]),
@@ -247,8 +114,8 @@ def score_online(
     return report
 
 
-def _group(outcomes: list[OnlineOutcome], keys) -> dict[str, list[OnlineOutcome]]:
-    grouped: dict[str, list[OnlineOutcome]] = defaultdict(list)
+def _group(outcomes: list[ConversationOutcome], keys) -> dict[str, list[ConversationOutcome]]:
+    grouped: dict[str, list[ConversationOutcome]] = defaultdict(list)
     for outcome in outcomes:
         for key in keys(outcome):
             grouped[key].append(outcome)

@@ -9,9 +9,10 @@ finished run can be scored without running it again.
 import evaluate
 
 from evaluators.metric_info import metric_info
-from evaluators.online.core import conversation_outcome, score_online
+from evaluators.online.core import score_online
 from mads_bench.catalog import domain_of, load_all_scenarios
 from mads_bench.data_model import Scenario, Trajectory
+from simulation.validator.rubric import grade_conversation
 
 _CITATION = """\
 @article{barres2025tau2,
@@ -71,5 +72,5 @@ class Online(evaluate.Metric):
                 raise ValueError(f"references[{index}]: unknown scenario {scenario_id!r}")
             trajectory = Trajectory.model_validate_json(text)
             scenario = known[scenario_id]
-            outcomes.append(conversation_outcome(trajectory, scenario, domain=domain_of(scenario)))
+            outcomes.append(grade_conversation(trajectory, scenario, domain=domain_of(scenario)))
         return score_online(outcomes, resamples=resamples)

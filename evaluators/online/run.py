@@ -3,7 +3,7 @@
 :func:`evaluate_online` simulates ``trials`` conversations per scenario into
 ``OUT/trajectories.jsonl`` with :func:`simulation.simulate_run.simulate_run` (resumable:
 nothing is duplicated or dropped after a kill), scores every conversation it holds with
-:func:`evaluators.online.core.conversation_outcome`, and writes ``OUT/report.json`` and
+:func:`simulation.validator.rubric.grade_conversation`, and writes ``OUT/report.json`` and
 ``OUT/report.md``. A resume under other settings is refused (the trajectories' run manifest).
 A planned conversation that could not be simulated (a backend error, a stopped run) is not
 scored as the assistant's failure: an outage is not a 0 % assistant. The report is then marked
@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.online.core import (
-    conversation_outcome,
     render_markdown,
     score_online,
 )
@@ -42,6 +41,7 @@ from simulation.parallel import SimulationSettings
 from simulation.runner import trajectory_id
 from simulation.simulate_run import simulate_run
 from simulation.trajectory_io import read_trajectories
+from simulation.validator.rubric import grade_conversation
 
 __all__ = ["OnlineRunError", "evaluate_online"]
 
@@ -106,9 +106,12 @@ def evaluate_online(
     )
     by_id = {t.id: t for t in read_trajectories(trajectories_file)}
     embedder = embedder or SentenceEncoder()
+    if sage:
+        from evaluators.sage.mads_turns import sage_failures_per_turn
+    counter = sage_failures_per_turn if sage else None
     outcomes = [
-        conversation_outcome(
-            trajectory, scenario, domain=domain_of(scenario), embedder=embedder, sage=sage
+        grade_conversation(
+            trajectory, scenario, domain=domain_of(scenario), embedder=embedder, sage=counter
         )
         for scenario in scenarios
         for trial in range(trials)

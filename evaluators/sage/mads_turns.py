@@ -241,6 +241,16 @@ def compile_trajectory(trajectory: Any, scenario: Any = None) -> list[TurnRecord
     )
 
 
+def sage_failures_per_turn(trajectory: Any, scenario: Any = None) -> float | None:
+    """SAGE-Core failures per turn record of a trajectory (None when nothing is checkable):
+    the rubric's SAGE counter (`simulation.validator.rubric.SageCounter`)."""
+    records = compile_trajectory(trajectory, scenario)
+    if not records:
+        return None
+    verdicts = evaluator_for(trajectory.domain, None).evaluate(records)
+    return sum(v.verdict == "failure" for v in verdicts) / len(records)
+
+
 _EVALUATORS: dict[tuple[str, int], Any] = {}
 
 

@@ -1,6 +1,8 @@
 """The MADS validator (MADS §3.1, SPEC §5): syntax, faithfulness, role confusion, task success.
 
-One module per check plus the aggregate:
+One module per check, the aggregate, and the rubric (:mod:`.rubric`: the one graded outcome
+of a finished conversation that the verdict's task-success parts, ``eval online`` and the
+conversation rewards all read):
 
 | module | check | decided by |
 | --- | --- | --- |
@@ -26,12 +28,15 @@ from simulation.validator.aggregate import (
     validate_trajectory,
 )
 from simulation.validator.common import CHECK_NAMES, CheckResult, JudgeQuestion
+from simulation.validator.rubric import ConversationOutcome, grade_conversation
 
 __all__ = [
     "CHECK_NAMES",
     "NO_EMBEDDINGS",
     "CheckResult",
+    "ConversationOutcome",
     "JudgeQuestion",
+    "grade_conversation",
     "validate_trajectories",
     "validate_trajectory",
 ]

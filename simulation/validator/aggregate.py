@@ -28,22 +28,13 @@ import numpy as np
 from mads_bench.catalog import domain_of
 from mads_bench.data_model import Scenario, Trajectory
 from mads_bench.embedding import SentenceEncoder
-from simulation.backends.judge import JudgeBackend, parse_judge_answer
-from simulation.validator.common import CHECK_NAMES, CheckResult, Context
+from simulation.backends.judge import JudgeBackend
+from simulation.validator.common import CHECK_NAMES, CheckResult, Context, resolve
 from simulation.validator.faithfulness import check_faithfulness
 from simulation.validator.role_confusion import RoleConfusionChecker
+from simulation.validator.rubric import grade_conversation
 from simulation.validator.syntax import check_syntax
 from simulation.validator.task_success import TaskSuccessChecker
-
-JUDGE_ANSWER_WORDS = {
-    "yes": True,
-    "true": True,
-    "pass": True,
-    "no": False,
-    "false": False,
-    "fail": False,
-}
-"""What the judge's first yes/no-like word means (True: ``"yes"``); read anywhere in its reply."""
 
 
 class _Orthogonal:
@@ -72,24 +63,6 @@ class _Orthogonal:
 
 
 NO_EMBEDDINGS = SentenceEncoder(_Orthogonal())
-
-
-def resolve(result: CheckResult, answers: list[str] | None) -> CheckResult:
-    """Settle a result's pending questions with judge replies (or their offline decisions)."""
-    pending, result.pending = result.pending, []
-    for index, question in enumerate(pending):
-        reply = answers[index] if answers is not None else None  # no judge: no answer
-        answer = parse_judge_answer(reply, words=JUDGE_ANSWER_WORDS)
-        if answer is None:
-            if question.offline_fails:
-                result.fail(question.reason, by=question.offline_by, part=question.part)
-            else:
-                result.consulted(question.offline_by)
-        elif answer == (question.fail_on == "yes"):
-            result.fail(question.reason, by="judge", part=question.part)
-        else:
-            result.consulted("judge")
-    return result
 
 
 def validate_trajectories(
@@ -152,12 +125,22 @@ def _validate_chunk(
             count = len(result.pending)
             resolve(result, replies[cursor : cursor + count] if judge else None)
             cursor += count
+    # the task-success stage reports the rubric's parts, graded from its resolved check
+    outcomes = {
+        c.trajectory.id: grade_conversation(
+            c.trajectory, c.scenario, domain=c.domain, task=results[c.trajectory.id]["task_success"]
+        )
+        for c in contexts
+    }
     spec = getattr(judge, "spec", "judge") if judge is not None else "rules"
     for trajectory in chunk:
         checks = results.get(trajectory.id) or _missing_scenario(trajectory)
+        entries = {name: checks[name].to_dict() for name in CHECK_NAMES}
+        if (outcome := outcomes.get(trajectory.id)) is not None:
+            entries["task_success"]["parts"] = outcome.parts
         verdict = {
             "passed": all(r.passed for r in checks.values()),
-            "checks": {name: checks[name].to_dict() for name in CHECK_NAMES},
+            "checks": entries,
             "judge": spec,
         }
         yield trajectory.model_copy(update={"verdict": verdict})

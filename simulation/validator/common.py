@@ -4,7 +4,7 @@ Every check returns a :class:`CheckResult`: ``passed``, specific ``reasons`` (na
 turn and step), ``decided_by`` (``rules``, ``embedding`` or ``judge``) and, while a judge
 may still be consulted, ``pending`` :class:`JudgeQuestion` s. A question carries the
 offline decision made without a judge, so a run without one is complete, and a judge
-answer replaces exactly that decision (:func:`simulation.validator.aggregate.resolve`).
+answer replaces exactly that decision (:func:`resolve`).
 
 :class:`Context` is the parsed view of one trajectory the checks share: its scenario,
 domain tools, Pre-Act steps grouped by turn, and the evidence available before any message.
@@ -20,6 +20,7 @@ from typing import Literal
 from mads_bench.catalog import Domain
 from mads_bench.data_model import Message, Scenario, ToolSpec, Trajectory
 from mads_bench.pre_act import ParsedStep, PreActParseError, PreActStep, parse_step
+from simulation.backends.judge import parse_judge_answer
 from simulation.validator.values import Evidence
 
 DecidedBy = Literal["rules", "embedding", "judge"]
@@ -57,7 +58,6 @@ class CheckResult:
     failed_by: list[DecidedBy] = field(default_factory=list)
     consulted_by: set[DecidedBy] = field(default_factory=set)
     failed_parts: list[str | None] = field(default_factory=list)
-    parts: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -95,16 +95,41 @@ class CheckResult:
         self.consulted_by.add(by)
 
     def to_dict(self) -> dict[str, object]:
-        """The verdict entry ``{"passed", "reasons", "decided_by"}``, and ``parts`` (part ->
-        passed) for a check with parts."""
-        out: dict[str, object] = {
+        """The verdict entry ``{"passed", "reasons", "decided_by"}``."""
+        return {
             "passed": self.passed,
             "reasons": list(self.reasons),
             "decided_by": self.decided_by,
         }
-        if self.parts:
-            out["parts"] = {part: self.part_passed(part) for part in self.parts}
-        return out
+
+
+JUDGE_ANSWER_WORDS = {
+    "yes": True,
+    "true": True,
+    "pass": True,
+    "no": False,
+    "false": False,
+    "fail": False,
+}
+"""What the judge's first yes/no-like word means (True: ``"yes"``); read anywhere in its reply."""
+
+
+def resolve(result: CheckResult, answers: list[str] | None) -> CheckResult:
+    """Settle a result's pending questions with judge replies (or their offline decisions)."""
+    pending, result.pending = result.pending, []
+    for index, question in enumerate(pending):
+        reply = answers[index] if answers is not None else None  # no judge: no answer
+        answer = parse_judge_answer(reply, words=JUDGE_ANSWER_WORDS)
+        if answer is None:
+            if question.offline_fails:
+                result.fail(question.reason, by=question.offline_by, part=question.part)
+            else:
+                result.consulted(question.offline_by)
+        elif answer == (question.fail_on == "yes"):
+            result.fail(question.reason, by="judge", part=question.part)
+        else:
+            result.consulted("judge")
+    return result
 
 
 @dataclass

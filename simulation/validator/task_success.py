@@ -84,9 +84,9 @@ class TaskSuccessChecker:
         """Check one trajectory; ``judged`` adds the success-criteria question for a judge;
         ``replay`` is the gold replay when the caller already made it.
 
-        Every failure names its part (:data:`TASK_PARTS`): ``state``, ``told`` or ``ended``
-        (``CheckResult.part_passed``, and ``parts`` in the verdict)."""
-        result = CheckResult(parts=TASK_PARTS)
+        Every failure names its part (:data:`TASK_PARTS`): ``state``, ``told`` or ``ended``,
+        which the rubric reads (:mod:`.rubric`)."""
+        result = CheckResult()
         trajectory, scenario = context.trajectory, context.scenario
         if trajectory.end_reason != "done":
             result.fail(

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evaluators.online import OnlineOutcome, compare_reports, pass_hat_k, score_online
+from evaluators.online import compare_reports, pass_hat_k, score_online
 from evaluators.online.run import OnlineRunError, evaluate_online
 from mads_bench.catalog import load_all_scenarios, load_domain
 from mads_bench.cli import main
@@ -16,6 +16,7 @@ from mads_bench.pre_act import Action, PreActStep, render_step
 from simulation.backends import FakeBackend
 from simulation.parallel import SimulationSettings
 from simulation.runner import RunLimits
+from simulation.validator.rubric import ConversationOutcome
 from tests.cli_helpers import error_line, run
 
 MOCK = {s.id: s for s in load_domain("mock").scenarios}
@@ -136,7 +137,7 @@ def test_pass_hat_k_by_hand():
     # scenario a: 3 of 4 trials succeed, b: 1 of 4, c: 4 of 4
     table = {"a": [1, 1, 1, 0], "b": [0, 1, 0, 0], "c": [1, 1, 1, 1]}
     outcomes = [
-        OnlineOutcome(sid, trial, "mock", "normal", [], bool(ok), True, True)
+        ConversationOutcome(sid, trial, "mock", "normal", [], bool(ok), True, True)
         for sid, row in table.items()
         for trial, ok in enumerate(row)
     ]

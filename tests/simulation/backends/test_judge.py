@@ -5,7 +5,7 @@ import doctest
 from evaluators.atod.judge import judge_same_goal
 from evaluators.sage.judge import ANSWER_WORDS as SAGE_WORDS
 from simulation.backends import JudgeBackend, get_backend, judge, parse_judge_answer
-from simulation.validator.aggregate import JUDGE_ANSWER_WORDS as VALIDATOR_WORDS
+from simulation.validator.common import JUDGE_ANSWER_WORDS as VALIDATOR_WORDS
 
 
 def test_every_backend_is_a_judge():

@@ -3,7 +3,7 @@
 from mads_bench.pre_act import Action
 from simulation.backends import get_backend, parse_judge_answer
 from simulation.validator import NO_EMBEDDINGS, validate_trajectories
-from simulation.validator.aggregate import JUDGE_ANSWER_WORDS
+from simulation.validator.common import JUDGE_ANSWER_WORDS
 from tests.simulation.validator.corrupt import TRANSFER, reasons, with_step
 
 ARGS = {"from_account_id": "ACC-0502", "to_account_id": "ACC-0501", "amount": 1200}
