@@ -5,11 +5,10 @@
 | `step_scoring`, `report`, `step_predictions` | step scoring (L-1, L-2, rewards); predictions |
 | `predict` | a model's next step over a dataset split (as the simulator's assistant) |
 | `l1`, `l2` | turn-level (MADS §3.5.1) and trajectory-level (§3.5.2) metrics |
-| `online` | a live assistant in simulated conversations: task success, pass^k, adversaries |
+| `online` | live conversations graded by the rubric: success, pass^k, cheating assistants |
 | `sage` | SAGE state-grounded turn verdicts, the SGD benchmark, the validator's SAGE stage |
 | `atod` | ATOD goal tracking and lifecycle metrics |
 | `bootstrap` | every bootstrap CI: resampling, percentile interval, paired difference |
 | `metric_info` | the `evaluate` metric-info block every metric module shares |
-| `similarity` | `SentenceSimilarity`, the metrics' name for `mads_bench.embedding`'s encoder |
 | `realism` | how human-like simulated user turns read (the realism figures) |
 """

@@ -18,7 +18,8 @@ simulator lives in ``simulation``, GRPO rewards in ``rewards`` and the metrics i
 | `atod_data`, `atod_lifecycle` | the ATOD dialogue format and its lifecycle figures |
 | `datasets` | trajectories into `trajectories` / `sft` / `grpo` DatasetDicts, cards, Hub |
 | `training` | the SFT → GRPO library of `recipes/`, step and conversation rollouts |
-| `cli`, `demo`, `manifest` | the command line; the end-to-end demo; run manifests |
+| `cli`, `demo`, `demo_budget` | the command line; the end-to-end demo; its time and step budget |
+| `manifest` | run manifests (the settings a run was made with) |
 """
 
 __version__ = "0.1.0"

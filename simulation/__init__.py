@@ -10,6 +10,7 @@
 | `parallel`, `simulate_run` | many conversations, sharded, in parallel; to a file |
 | `trajectory_io` | append-only, resumable trajectory JSONL |
 | `validator` | syntax, faithfulness, role confusion, task success; `validate_run` |
+| `validator.rubric` | the one graded outcome of a finished conversation |
 | `backends` | the LLM backend registry (`transformers:`, `openai:`, `fake:`): the layer below |
 | `importers` | APIGen-MT conversations into Pre-Act trajectories; τ²-bench domains as packs |
 | `atod_generation` | ATOD dialogues from SGD goal sequences |

@@ -48,7 +48,7 @@ L1_METRICS = (
 
 
 class PairSimilarity(Protocol):
-    """Anything with ``pairs(predicted, references) -> list[float]`` (`SentenceSimilarity`)."""
+    """Anything with ``pairs(predicted, references) -> list[float]`` (`SentenceEncoder`)."""
 
     def pairs(self, predicted: list[str], references: list[str]) -> list[float]: ...
 
@@ -170,7 +170,7 @@ def score_l1(steps: Sequence[L1Step], *, similarity: PairSimilarity | None = Non
 
     Args:
         steps (`Sequence[L1Step]`): The steps; predictions are read leniently.
-        similarity (`PairSimilarity`, *optional*): E.g. ``SentenceSimilarity("mpnet")``; when
+        similarity (`PairSimilarity`, *optional*): E.g. ``SentenceEncoder("mpnet")``; when
             None, ``semantic_similarity`` is None.
 
     Returns:
