@@ -20,7 +20,7 @@ import json
 from typing import Protocol, runtime_checkable
 
 from mads_bench.catalog import Domain
-from mads_bench.data_model import InjectionRecord, Message, Scenario, ToolCall
+from mads_bench.data_model import InjectionRecord, Message, Scenario
 from simulation.tool_backend import ToolBackend
 
 
@@ -49,6 +49,7 @@ class BackendToolAgent:
 
     Example:
         >>> from mads_bench.catalog import load_domain
+        >>> from mads_bench.data_model import ToolCall
         >>> domain = load_domain("mock")
         >>> agent = BackendToolAgent(domain.scenarios[0], seed=0, domain=domain)
         >>> call = ToolCall(id="call_0", name="get_item", arguments={"item_id": "I1"})
@@ -113,8 +114,3 @@ def user_view(messages: list[Message], say_texts: dict[int, str]) -> list[Messag
 def tool_view(messages: list[Message]) -> list[Message]:
     """Tool calls only (the assistant messages that carry a ``tool_call``)."""
     return [m for m in messages if m.tool_call is not None]
-
-
-def make_tool_call(call_id: str, name: str, arguments: dict) -> ToolCall:
-    """Build the :class:`ToolCall` record for an assistant tool step."""
-    return ToolCall(id=call_id, name=name, arguments=arguments)

@@ -26,14 +26,8 @@ _RETRY_WORDS = ("resubmit", "try again", "retry", "confirm it with the customer"
 
 
 _WORDS = assistant_wording()
-# ways of writing one "label value" pair; none puts a status word after "is" (the validator
-# reads "X is cancelled" as a claim) or reads as a completion claim
-_PAIR_FORMS = _WORDS.pair_forms
-_ARG_JOINERS = _WORDS.arg_joiners
-_FIELD_FORMS = _WORDS.field_forms
 # a result told to the user: the forms of a note and a few of speech
-_REPORT_FORMS = (*_FIELD_FORMS, *_WORDS.report_forms)
-_FIELD_JOINERS = _WORDS.field_joiners
+_REPORT_FORMS = (*_WORDS.field_forms, *_WORDS.report_forms)
 
 
 def spoken_date_or_time(value: str, rng: Any) -> str:
@@ -75,13 +69,6 @@ _VERBS = {"get": "look up", "lookup": "look up"}
 _PREPOSITIONS = {"to", "between", "for", "from", "with", "in", "on", "of", "about"}
 
 
-# other verbs a person would use for a tool's verb, drawn per ``rng``
-_SYNONYMS = _WORDS.verb_synonyms
-_DETERMINERS = _WORDS.determiners
-# other names people use for what a tool acts on
-_NOUNS = _WORDS.noun_synonyms
-
-
 def _words(tool: str, rng: Any) -> tuple[str, list[str], str]:
     """A tool's verb (a synonym per ``rng``), the words after it and a determiner."""
     verb, *rest = slot_label(tool).split()
@@ -89,12 +76,12 @@ def _words(tool: str, rng: Any) -> tuple[str, list[str], str]:
     if rng is None:
         return verb, rest, "the"
     noun = " ".join(rest)
-    if noun in _NOUNS:
-        rest = rng.choice(_NOUNS[noun]).split()
-    the = rng.choice(_DETERMINERS)
+    if noun in _WORDS.noun_synonyms:
+        rest = rng.choice(_WORDS.noun_synonyms[noun]).split()
+    the = rng.choice(_WORDS.determiners)
     if the == "this" and rest and _plural(rest[-1]):
         the = "these"
-    return rng.choice(_SYNONYMS.get(verb, (verb,))), rest, the
+    return rng.choice(_WORDS.verb_synonyms.get(verb, (verb,))), rest, the
 
 
 def _plural(word: str) -> bool:
@@ -148,7 +135,6 @@ def search_phrase(tool: str) -> str:
 
 
 _NAME_KEYS = ("name", "title", "product_name", "service_name")
-_NAMED_FORMS = _WORDS.named_forms
 
 
 def entity_names(contents: Any) -> dict[str, str]:
@@ -198,7 +184,7 @@ def _pair(
         return f"{label} {text}"
     if voice and names and isinstance(value, str) and value in names:
         base = name.removesuffix("_id").replace("_", " ")
-        return rng.choice(_NAMED_FORMS).format(base=base, name=names[value])
+        return rng.choice(_WORDS.named_forms).format(base=base, name=names[value])
     text = spoken_date_or_time(text, rng)
     natural = slot_forms(name, value, voice) if voice else ()
     if natural and rng.random() < SETTINGS.assistant_slot_form_share:
@@ -222,7 +208,7 @@ def describe_args(
         >>> describe_args({"order_id": "O1", "quantity": 2})
         'order ID O1, quantity 2'
     """
-    forms = _FIELD_FORMS if note else _PAIR_FORMS  # a note to oneself: plainer forms
+    forms = _WORDS.field_forms if note else _WORDS.pair_forms  # a note to oneself: plainer forms
     voice = None if note else "assistant"
     pairs = [_pair(k, v, rng, forms, voice, names) for k, v in arguments.items()]
     if not pairs:
@@ -230,7 +216,7 @@ def describe_args(
     if rng is None:
         return ", ".join(pairs)
     rng.shuffle(pairs)
-    joiner = rng.choice(_ARG_JOINERS)
+    joiner = rng.choice(_WORDS.arg_joiners)
     if joiner == " and " and len(pairs) > 2:
         return ", ".join(pairs[:-1]) + " and " + pairs[-1]
     return joiner.join(pairs)
@@ -285,7 +271,7 @@ def _scalars(
     """The record's :func:`report_fields` in words; with a seeded ``rng``, those after the first
     in any order, every :func:`must_tell` field and a few of the others."""
     items = report_fields(record, known, names)
-    forms, voice = (_REPORT_FORMS, "assistant") if known is not None else (_FIELD_FORMS, None)
+    forms, voice = (_REPORT_FORMS, "assistant") if known is not None else (_WORDS.field_forms, None)
     # the record's own key keeps its identifier (the user's reference); others may be named
     fields = [
         _pair(k, v, rng, forms, voice, names if i else None) for i, (k, v) in enumerate(items)
@@ -324,7 +310,7 @@ def describe_result(
         'order ID O2; items: ID I1'
     """
     # a report joins with no comma: "shipped on March 17, 7721904431" reads as a year
-    joiners = _FIELD_JOINERS if known is None else ("; ", " | ")
+    joiners = _WORDS.field_joiners if known is None else ("; ", " | ")
     joiner = rng.choice(joiners) if rng is not None else "; "
     if isinstance(content, list):
         if not content:
@@ -386,7 +372,6 @@ def invites_resubmission(message: str) -> bool:
 
 # how the offer of an instruction's "offer X" / "offer to do X" is said (each keeps a cue
 # the user reads as an alternative: "I can offer", "option", "you could", "instead")
-_OFFERS = _WORDS.offers
 
 
 def spoken_fallback(fallback: str, lead: str = "I'm sorry.", rng: Any = None) -> str:
@@ -397,7 +382,7 @@ def spoken_fallback(fallback: str, lead: str = "I'm sorry.", rng: Any = None) ->
         >>> spoken_fallback("Explain that the red kettle is out of stock and offer the blue mug.")
         "I'm sorry. The red kettle is out of stock. I can offer the blue mug instead."
     """
-    offer, offer_to = rng.choice(_OFFERS) if rng is not None else _OFFERS[0]
+    offer, offer_to = rng.choice(_WORDS.offers) if rng is not None else _WORDS.offers[0]
     text = " ".join(fallback.split())
     text = re.sub(r"^Explain that\s+", "", text)
     text = re.sub(r"[,;]?\s+and offer to\s+", f". {offer_to} ", text)

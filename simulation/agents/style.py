@@ -89,7 +89,7 @@ class StyleProfile:
             layout = "numbered"
         terse = bool(re.search(r"\bterse|minimalist|clipped|fragments|one line per", lowered))
         quoted = {q.group(1).casefold() for q in quotes}
-        abbreviations = tuple(sorted(quoted & set(_ABBREVIATIONS)))
+        abbreviations = tuple(sorted(quoted & set(_WORDS.abbreviations)))
         slips = tuple(
             kind
             for kind, on in (
@@ -193,7 +193,7 @@ class StyleProfile:
             out.append(piece if index % 2 else _WORD_RE.sub(lambda m: self._word(m, rng), piece))
         slipped = "".join(out)
         if "hedges" in self.slips and rng.random() < SETTINGS.hedge_share:
-            slipped = f"{rng.choice(_HEDGES)} {slipped[:1].lower()}{slipped[1:]}"
+            slipped = f"{rng.choice(_WORDS.hedges)} {slipped[:1].lower()}{slipped[1:]}"
         same_cues = is_affirmative(slipped) == is_affirmative(text) and is_refusal(
             slipped
         ) == is_refusal(text)
@@ -214,21 +214,18 @@ class StyleProfile:
             and rng.random() < SETTINGS.no_apostrophe_share
         ):
             return word.replace("'", "")
-        if "typos" in self.slips and lowered in _TYPOS and rng.random() < SETTINGS.typo_share:
-            return _TYPOS[lowered]
+        if "typos" in self.slips and lowered in _WORDS.typos and rng.random() < SETTINGS.typo_share:
+            return _WORDS.typos[lowered]
         return word
 
     @property
     def abbreviations_for(self) -> dict[str, str]:
         """Full word -> the persona's abbreviation of it."""
-        return {_ABBREVIATIONS[a]: a for a in self.abbreviations}
+        return {_WORDS.abbreviations[a]: a for a in self.abbreviations}
 
 
 _WORD_RE = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
-# misspellings of function words only: a label or a value is never one of these
-_TYPOS = user_wording().typos
-_ABBREVIATIONS = user_wording().abbreviations
-_HEDGES = user_wording().hedges
+_WORDS = user_wording()  # its typos misspell function words only, never a label or value
 
 
 def _cued_quote(

@@ -90,14 +90,16 @@ class AssistantWording(_Strict):
 
     about: str
     acts: dict[str, PhraseSet]
+    # ways of writing one "label value" pair; none puts a status word after "is" (the
+    # validator reads "X is cancelled" as a claim) or reads as a completion claim
     pair_forms: Phrases
     arg_joiners: Phrases
     field_forms: Phrases
     report_forms: Phrases
     field_joiners: Phrases
-    verb_synonyms: dict[str, Phrases]
+    verb_synonyms: dict[str, Phrases]  # other verbs a person would use for a tool's verb
     determiners: Phrases
-    noun_synonyms: dict[str, Phrases]
+    noun_synonyms: dict[str, Phrases]  # other names for what a tool acts on
     named_forms: Phrases
     offers: tuple[tuple[str, str], ...]
 
