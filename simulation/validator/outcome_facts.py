@@ -26,9 +26,9 @@ checked instead (:mod:`simulation.validator.task_success`).
 Example:
     >>> from mads_bench.catalog import load_domain
     >>> from simulation.validator.state import replay_workflow
-    >>> scenario = next(s for s in load_domain("travel").scenarios
-    ...                 if s.id == "travel-flight-status-normal")
-    >>> facts = outcome_facts(scenario, replay_workflow(scenario, seed=0), known="")
+    >>> travel = load_domain("travel")
+    >>> scenario = next(s for s in travel.scenarios if s.id == "travel-flight-status-normal")
+    >>> facts = outcome_facts(scenario, replay_workflow(scenario, 0, travel), known="")
     >>> [(f.label, f.forms) for f in facts]
     [('the status', ('delayed',)), ('the delay minutes', (85,)), ('the gate', ('B14',))]
     >>> [f.label for f in untold(facts, "Flight NW318 is delayed and leaves from gate B14.")]

@@ -16,8 +16,9 @@ Example:
     >>> from simulation.validator.common import Context
     >>> from simulation.environment import simulate
     >>> from mads_bench.catalog import load_domain
-    >>> scenario = load_domain("mock").scenarios[1]
-    >>> check_syntax(Context(simulate(scenario), scenario)).passed
+    >>> domain = load_domain("mock")
+    >>> scenario = domain.scenarios[1]
+    >>> check_syntax(Context(simulate(scenario), scenario, domain)).passed
     True
 """
 
