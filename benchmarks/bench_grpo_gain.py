@@ -3,7 +3,7 @@
 Slow (not part of a plain `make bench`; run `python -m benchmarks.run grpo_gain`). It takes the
 demo's outputs (`MADS_BENCH_DEMO_DIR`, default `outputs/demo`: its dataset and SFT adapter,
 from a finished `make demo`), runs `recipes/grpo.py` with `GAIN_GRPO_CONFIG` (8 completions
-per prompt, a curriculum probe of the SFT policy first, graded tool rewards; its comments say
+per prompt, a curriculum probe of the SFT policy first, the tool name rewarded; its comments say
 why) for `MADS_BENCH_GRPO_STEPS` steps (default 30) from that SFT adapter, and predicts
 held-out evaluation steps with both policies (`MADS_BENCH_EVAL_CONVERSATIONS` test
 conversations, default 16, every domain, the held-out home-services domain included).

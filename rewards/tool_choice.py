@@ -17,6 +17,9 @@ verifiable (no model judges them):
 
 Both apply only to rows whose gold action is a tool call (None on gold ``say`` rows). The
 evaluation figures (tool-name F1, parameter exact match) stay exact: these shape the path.
+Measured once (recipes/README.md, "Does GRPO improve on SFT"): added to `config_gain.yaml`
+they *lowered* held-out total reward (-0.085 [-0.191, 0.016] against +0.089 without them),
+so no shipped config uses them; they stay registered for larger policies and sweeps.
 """
 
 from __future__ import annotations
