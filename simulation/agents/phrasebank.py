@@ -22,7 +22,8 @@ SGD's domains: every word of it must occur in turns of at least ``min_domains`` 
 domains on that side (which drops domain words and typos), must not be in `DOMAIN_WORDS`
 (verbs and nouns that are common everywhere but still name an SGD task: "book", "ticket",
 "enjoy"), and ``inform`` / ``ask`` keep only a small closed vocabulary around the
-placeholder, so "{value}" is never "on" or "in" something. The shipped file
+placeholder, so "{value}" is never "on" or "in" something. These word lists are data,
+``word_lists.json`` (:func:`~simulation.agents.wording.word_lists`). The shipped file
 (``phrasebank.sgd-train.json``, next to this module) is rebuilt with
 ``mads-bench build-phrasebank`` from SGD train; phrases used in conversations make the
 generated datasets CC BY-SA 4.0, which their cards say.
@@ -47,6 +48,7 @@ from typing import Any
 
 from mads_bench.loading import read_sgd_dialogues
 from simulation.agents.text import asks_confirmation, is_affirmative, reports_completion
+from simulation.agents.wording import word_lists
 
 __all__ = ["CATEGORIES", "DOMAIN_WORDS", "load_phrasebank", "mine_phrasebank"]
 
@@ -65,29 +67,10 @@ USER_CATEGORIES = ("agree", "thanks", "no_thanks", "inform")
 LICENSE = "CC BY-SA 4.0"
 SOURCE = "Schema-Guided Dialogue (Rastogi et al., 2020), train split, dialogue-act annotated turns"
 
-# common in every SGD domain, but each still names an SGD task or its objects
-DOMAIN_WORDS = frozenset(
-    "book booking booked books reserve reserved reservation buy bought purchase purchased "
-    "ticket tickets table seat seats room rooms ride car trip flight movie song music play "
-    "event events visit enjoy enjoyed fun time times stay restaurant hotel appointment rent "
-    "transfer search find found look looking schedule date day today tomorrow tonight go "
-    "going went get got instead place show watch listen eat food weather money payment pay "
-    "account bus train there here people person hear".split()
-)
+_WORDS = word_lists()  # the closed vocabulary of the rules below (``word_lists.json``)
+DOMAIN_WORDS = _WORDS.domain_words
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _CLEAN = re.compile(r"^[A-Za-z][A-Za-z ,.!?':]*$")
-# what may stand around a placeholder: nothing that says what kind of thing the value is
-_INFORM_WORDS = frozenset(
-    "it it's its is would will should be that that's this please thanks thank you i i'm "
-    "think believe oh well so and it'll just".split()
-)
-_INFORM_BEFORE = frozenset("is it's its be that's so well oh".split())
-_ASK_WORDS = frozenset(
-    "what which is your the can could you please tell me give provide let know i need may have "
-    "would like do want okay ok sure alright and so what's certainly of course no problem also "
-    "just kindly share will be great".split()
-)
-_ASK_BEFORE = frozenset(("your", "the", "what", "which"))
 _INFORM_BAD = re.compile(r"\bi would be\b", re.IGNORECASE)
 _ASK_BAD = re.compile(
     r"\b(need|want|like) (it|that)\b|\bi what\b|\bi can\b|\bwhat the\b|"
@@ -177,16 +160,16 @@ def _keeps(category: str, template: str, generic: set[str]) -> bool:
         return template.endswith(":") and not re.search(r"\bconfirmed\b", template, re.I)
     if category == "inform":
         return (
-            set(words) <= _INFORM_WORDS
-            and _word_before(template, "value") in (None, *_INFORM_BEFORE)
+            set(words) <= _WORDS.inform_words
+            and _word_before(template, "value") in (None, *_WORDS.inform_before)
             and not is_affirmative(template.replace("{value}", "X"))
             and not _INFORM_BAD.search(template)
             and "?" not in template
         )
     if category == "ask":
         return (
-            set(words) <= _ASK_WORDS
-            and _word_before(template, "label") in _ASK_BEFORE
+            set(words) <= _WORDS.ask_words
+            and _word_before(template, "label") in _WORDS.ask_before
             and (_word_before(template, "label") in ("your", "the") or _ASK_BARE.match(template))
             and template.rstrip().endswith("?")
             and not _ASK_BAD.search(template)

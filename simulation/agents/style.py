@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from mads_bench.data_model import Persona
 from simulation.agents.settings import SETTINGS
 from simulation.agents.text import is_affirmative, is_refusal
-from simulation.agents.wording import user_wording
+from simulation.agents.wording import user_wording, word_lists
 
 _QUOTED = re.compile(r"'([^']{1,60}?)'(?=[\s,.;:)!?]|$)")
 # Cue words a quoted phrase follows ("opens with 'X'") or precedes ("'X' at the end").
@@ -28,7 +28,6 @@ _SIGN_BEFORE = re.compile(
 )
 _SIGN_AFTER = re.compile(r"^\s?(at the end|to finish|to thank|to say thanks)", re.I)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
-_GREETING_WORDS = ("hello", "hi", "hey", "good", "dear", "yo", "aloha", "salaam", "bonjour")
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,8 @@ class StyleProfile:
         if greeting is None and not no_greeting:
             first = persona.sample_messages[0]
             words = first.split()
-            if words and words[0].strip(",.!").casefold().rstrip("i") in _GREETING_WORDS:
+            opener = words[0].strip(",.!").casefold().rstrip("i") if words else ""
+            if opener in word_lists().greeting_words:
                 clause = re.match(r"[^,.!?]*[,.!?]?", first).group()
                 greeting = clause if len(clause.split()) <= 3 else words[0]
         case = "normal"

@@ -6,7 +6,9 @@
   a step's reasoning) and its speech (argument and field forms, synonyms, offers);
 * ``slot_forms.json`` — how a slot value is worded by kind, in either voice;
 * ``prompts.json`` — the fixed text of the LLM agents' prompts (step formats, rules);
-* ``cues.json`` — the cue words the agents and the validator read (:mod:`.text`).
+* ``cues.json`` — the cue words the agents and the validator read (:mod:`.text`);
+* ``word_lists.json`` — closed word lists the agents' rules read, never say (the
+  phrasebank's mining vocabulary, the words a greeting opens with).
 
 Each file is read once, on first use, into a pydantic model (``extra="forbid"``); a malformed
 file is a :class:`~mads_bench.loading.CatalogError` naming the file and the field. An act may
@@ -154,6 +156,18 @@ class CueLexicon(_Strict):
         return re.compile(rf"\b(?:{words})\b", re.IGNORECASE)
 
 
+class WordLists(_Strict):
+    """``word_lists.json``: what the phrasebank's mining and the style rules read."""
+
+    about: str
+    domain_words: frozenset[str]  # common in every SGD domain, but each names an SGD task
+    inform_words: frozenset[str]  # what may stand around an inform's {value}
+    inform_before: frozenset[str]  # the word right before it, if any
+    ask_words: frozenset[str]  # what may stand around an ask's {label}
+    ask_before: frozenset[str]  # the word right before it
+    greeting_words: frozenset[str]  # a sample message opening with one greets
+
+
 class _Blank(dict):
     def __missing__(self, key: str) -> str:
         return "it"
@@ -215,3 +229,9 @@ def prompt_text() -> PromptText:
 def cue_lexicon() -> CueLexicon:
     """The cue words (``cues.json``)."""
     return _load("cues.json", CueLexicon)
+
+
+@cache
+def word_lists() -> WordLists:
+    """The closed word lists (``word_lists.json``)."""
+    return _load("word_lists.json", WordLists)

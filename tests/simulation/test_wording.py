@@ -26,6 +26,9 @@ def test_every_file_loads_with_its_cues_checked():
     assert set(wording.slot_form_data().kinds.values()) <= set(wording.slot_form_data().forms)
     assert "{done_token}" in wording.prompt_text().user_rules
     assert wording.cue_lexicon().pattern("decline").search("Sorry, that cannot be moved.")
+    # the closed word lists of the phrasebank's mining and the style rules
+    assert "book" in wording.word_lists().domain_words
+    assert {"your", "the"} <= wording.word_lists().ask_before
 
 
 @pytest.fixture
@@ -34,7 +37,12 @@ def copied(tmp_path, monkeypatch):
     for path in wording.HERE.glob("*.json"):
         shutil.copy(path, tmp_path / path.name)
     monkeypatch.setattr(wording, "HERE", tmp_path)
-    loaders = (wording.user_wording, wording.assistant_wording, wording.slot_form_data)
+    loaders = (
+        wording.user_wording,
+        wording.assistant_wording,
+        wording.slot_form_data,
+        wording.word_lists,
+    )
     for loader in loaders:
         loader.cache_clear()
     yield tmp_path
@@ -64,6 +72,10 @@ def test_a_malformed_file_names_the_field(copied):
     _edit(copied / "slot_forms.json", lambda d: d["kinds"].update(zip_code="postcode"))
     with pytest.raises(CatalogError, match=r"kinds without forms: \['postcode'\]"):
         wording.slot_form_data()
+    # a missing word list is named
+    _edit(copied / "word_lists.json", lambda d: d.pop("ask_before"))
+    with pytest.raises(CatalogError, match=r"word_lists\.json: ask_before: Field required"):
+        wording.word_lists()
 
 
 def test_the_probabilities_are_named_settings():
