@@ -31,8 +31,8 @@ from mads_bench.pre_act import Action, PreActStep, canonical_json, parse_step, r
 from mads_bench.text import normalise
 from simulation.agents import speech
 from simulation.agents.grounding import SlotGrounding
-from simulation.agents.phrasing import say
-from simulation.agents.recovery import ATTEMPTS_PER_ROUND, Decision, RecoveryMixin
+from simulation.agents.phrasing import fixed, say
+from simulation.agents.recovery import ATTEMPTS_PER_ROUND, Decision, RecoveryMixin, said
 from simulation.agents.settings import SETTINGS
 from simulation.agents.text import (
     asks_confirmation,
@@ -131,12 +131,8 @@ class ScriptedAssistant(RecoveryMixin):
             for identifier, name in speech.entity_names([result.content]).items():
                 self.names.setdefault(identifier, name)
             self.refused.pop(result.name, None)
-            self.pointer, self.attempts, self.retry_empty, self.resubmit = (
-                self.pointer + 1,
-                0,
-                False,
-                False,
-            )
+            self.pointer += 1
+            self.attempts, self.retry_empty, self.resubmit = 0, False, False
         elif content.get("retryable") or content.get("code") in ("timeout", "backend_error"):
             self.attempts += 1
             self.last_error = (content.get("code", "error"), content.get("message", ""))
@@ -151,6 +147,7 @@ class ScriptedAssistant(RecoveryMixin):
         if self.pointer >= len(self.gold):
             return self._finish()
         call = self.gold[self.pointer]
+        calls = [f"Call {n}." for n in remaining]
         args, missing, stale, derived = self.grounding.resolve(call.arguments, users, tools)
         if missing:
             labels = " and ".join(f"the {slot_label(m)}" for m in missing)
@@ -158,71 +155,43 @@ class ScriptedAssistant(RecoveryMixin):
             think = say("think_missing", self._rng(), tool=call.name, labels=labels)
             ask = f"To go on instead, could you tell me {labels}?" if self.note else None
             ask = ask or say("ask", self._rng(), labels=labels, names=names)
-            return (
-                think,
-                Action.say(self._spoken(ask)),
-                [
-                    f"Ask the user for {labels}.",
-                    *[f"Call {n}." for n in remaining],
-                    "Report the outcome.",
-                ],
-            )
+            plan = (f"Ask the user for {labels}.", *calls, "Report the outcome.")
+            return said(think, self._spoken(ask), *plan)
         if stale:
             slot, stated = stale[0]
             self.awaiting = ("stale", slot, stated)
-            think = say(
-                "think_stale", self._rng(), tool=call.name, slot=slot_label(slot),
-                value=speech.render_value(stated),
-            )  # fmt: skip
-            text = say(
-                "stale", self._rng(), slot=slot_label(slot), value=speech.render_value(stated)
-            )
-            return (
-                think,
-                Action.say(self._spoken(text)),
-                [f"Confirm the {slot_label(slot)}.", *[f"Call {n}." for n in remaining]],
-            )
+            values = {"slot": slot_label(slot), "value": speech.render_value(stated)}
+            think = say("think_stale", self._rng(), tool=call.name, **values)
+            text = say("stale", self._rng(), **values)
+            return said(think, self._spoken(text), f"Confirm the {slot_label(slot)}.", *calls)
         key = canonical_json({"name": call.name, "arguments": args})
-        if self.tools[call.name].kind == "write" and key not in self.confirmed:
-            if not self.resubmit:
-                again = "Noted. To confirm once more: " if key in self.asked else ""
-                self.awaiting = ("confirm", key)
-                self.asked.add(key)
-                rng = self._rng()
-                think = say(
-                    "think_confirm",
-                    rng,
-                    tool=call.name,
-                    args=speech.describe_args(args, rng, note=True),
-                )
-                lead = f"{again}{say('ready', rng)}"
-                if (
-                    not again and rng.random() < SETTINGS.sgd_confirm_lead_share
-                ):  # an SGD "Please confirm the following:"
-                    lead = say("confirm_lead", rng)
-                # now and then the whole confirmation is one question; never for an
-                # alternative offered after a refusal ("Instead, I can ...")
-                act = (
-                    "confirm_ask"
-                    if not (again or self.note)
-                    and rng.random() < SETTINGS.one_question_confirm_share
-                    else "confirm"
-                )
-                text = say(
-                    act, rng, lead="Instead, I can" if self.note else lead.strip(),
-                    action=speech.spoken_action(call.name, rng),
-                    args=speech.describe_args(args, rng, names=self.names).rstrip("."),
-                    question=say("confirm_question", rng),
-                )  # fmt: skip
-                return (
-                    think,
-                    Action.say(self._spoken(text)),
-                    [
-                        f"Confirm {call.name} with the user.",
-                        *[f"Call {n}." for n in remaining],
-                        "Report the outcome.",
-                    ],
-                )
+        write = self.tools[call.name].kind == "write"
+        if write and key not in self.confirmed and not self.resubmit:
+            again = "Noted. To confirm once more: " if key in self.asked else ""
+            self.awaiting = ("confirm", key)
+            self.asked.add(key)
+            rng = self._rng()
+            note = speech.describe_args(args, rng, note=True)
+            think = say("think_confirm", rng, tool=call.name, args=note)
+            lead = f"{again}{say('ready', rng)}"
+            # on a first confirmation, now and then an SGD "Please confirm the following:"
+            if not again and rng.random() < SETTINGS.sgd_confirm_lead_share:
+                lead = say("confirm_lead", rng)
+            # now and then the whole confirmation is one question; never for an
+            # alternative offered after a refusal ("Instead, I can ...")
+            act = (
+                "confirm_ask"
+                if not (again or self.note) and rng.random() < SETTINGS.one_question_confirm_share
+                else "confirm"
+            )
+            text = say(
+                act, rng, lead="Instead, I can" if self.note else lead.strip(),
+                action=speech.spoken_action(call.name, rng),
+                args=speech.describe_args(args, rng, names=self.names).rstrip("."),
+                question=say("confirm_question", rng),
+            )  # fmt: skip
+            plan = (f"Confirm {call.name} with the user.", *calls, "Report the outcome.")
+            return said(think, self._spoken(text), *plan)
         if self.attempts:
             code, message = self.last_error
             if self.attempts >= ATTEMPTS_PER_ROUND:
@@ -241,18 +210,15 @@ class ScriptedAssistant(RecoveryMixin):
             ]  # fmt: skip
             shown = told or grounded
             rng = self._rng()
-            said = ""
+            grounded_by = ""
             if shown:
                 pairs = speech.describe_args({k: args[k] for k in shown[:3]}, rng, note=True)
                 source = "grounded" if told else "grounded_tool"
-                said = say(source, rng, names=" and ".join(shown), pairs=pairs)
-                said = said[:1].lower() + said[1:] if said[:1].isalpha() else said
-            think = say("think_call", rng, tool=call.name, grounded=said)
-        return (
-            think,
-            Action.tool(call.name, args),
-            [f"Call {n}." for n in remaining] + ["Report the outcome to the user."],
-        )
+                grounded_by = say(source, rng, names=" and ".join(shown), pairs=pairs)
+                if grounded_by[:1].isalpha():
+                    grounded_by = grounded_by[:1].lower() + grounded_by[1:]
+            think = say("think_call", rng, tool=call.name, grounded=grounded_by)
+        return think, Action.tool(call.name, args), [*calls, "Report the outcome to the user."]
 
     # ------------------------------------------------------------------ saying
     def _rng(self) -> random.Random:
@@ -282,15 +248,8 @@ class ScriptedAssistant(RecoveryMixin):
             lead = say("decline_lead", rng)
             text = speech.spoken_fallback(self.scenario.fallback_behavior or "", lead, rng)
             names = ", ".join(dict.fromkeys(r.name for r in self.results)) or "the tools"
-            think = (
-                f"{reason}What {names} returned shows the task cannot be done as asked, "
-                "so I explain why and offer alternatives."
-            )
-            return (
-                think,
-                Action.say(text),
-                ["Explain why it cannot be done.", "Offer the alternatives."],
-            )
+            think = fixed("think_impossible", reason=reason, names=names)
+            return said(think, text, "Explain why it cannot be done.", "Offer the alternatives.")
         done = [r for r in self.results if self.tools[r.name].kind == "write"] or self.results[-1:]
         rng = self._rng()
         facts = "; ".join(self._result_words(r, rng) for r in done) or "nothing needed changing"
@@ -298,15 +257,13 @@ class ScriptedAssistant(RecoveryMixin):
         think = say("think_done", self._rng(), names=names)
         if self.refused:
             rules = "; ".join(
-                f"the request to {speech.spoken_action(t)} was refused ({m.rstrip('. ')})"
+                fixed("refused_rule", action=speech.spoken_action(t), rule=m.rstrip(". "))
                 for t, m in self.refused.items()
             )
-            think = (
-                f"The workflow is done ({names}) except {', '.join(self.refused)}, which a rule "
-                "refused; I repeat that and summarise what the alternative returned."
-            )
+            refused = ", ".join(self.refused)
+            think = fixed("think_done_with_change", names=names, refused=refused)
             text = say("done_with_change", self._rng(), rules=rules, facts=facts)
-            return think, Action.say(text), ["Explain the refusal.", "Summarise."]
+            return said(think, text, "Explain the refusal.", "Summarise.")
         if self.scenario.must_say:  # the gold policy answers what the user asked, as told
             facts = f"{facts}; to answer your question: {', '.join(self.scenario.must_say)}"
         verb = "did" if any(self.tools[r.name].kind == "write" for r in done) else "found"
@@ -315,9 +272,7 @@ class ScriptedAssistant(RecoveryMixin):
     def _report(self, verb: str, facts: str) -> str:
         """The outcome report: a completion cue, the facts, now and then "anything else?"."""
         rng = self._rng()
-        if (
-            verb == "did" and rng.random() < SETTINGS.sgd_success_share
-        ):  # an SGD "you're all set", then the facts
+        if verb == "did" and rng.random() < SETTINGS.sgd_success_share:  # an SGD "you're all set"
             text = f"{say('success', rng)} {say('did_body', rng, facts=facts)}"
         else:
             text = say(verb, rng, facts=facts)

@@ -39,6 +39,7 @@ __all__ = [
     "Fact",
     "answer_sentence",
     "facts_sentence",
+    "fixed",
     "objective_sentence",
     "pick",
     "say",
@@ -59,6 +60,12 @@ def say(act: str, rng: random.Random, *, capital: bool = True, **values: str) ->
     text = rng.choice(variants(act, assistant=True)).format(**values)
     first = text.split(" ", 1)[0]
     return text if "_" in first or not capital else text[:1].upper() + text[1:]
+
+
+def fixed(act: str, **values: object) -> str:
+    """The first realisation of an assistant ``act``, filled in as written: a step's fixed
+    reasoning or note, which draws nothing from the step's RNG."""
+    return _ASSISTANT.acts[act].phrases[0].format(**values)
 
 
 _OPENERS = _USER.openers

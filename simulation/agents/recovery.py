@@ -23,12 +23,17 @@ from typing import Any
 
 from mads_bench.pre_act import Action
 from simulation.agents import speech
-from simulation.agents.phrasing import say
+from simulation.agents.phrasing import fixed, say
 from simulation.agents.speech import search_phrase, spoken_action
 from simulation.agents.text import slot_label
 
 ATTEMPTS_PER_ROUND = 2  # first call + one retry, then ask the user
 Decision = tuple[str, Action, list[str]]
+
+
+def said(think: str, text: str, *plan: str) -> Decision:
+    """The decision to say ``text`` to the user, with its think and plan steps."""
+    return think, Action.say(text), list(plan)
 
 
 class RecoveryMixin:
@@ -47,37 +52,23 @@ class RecoveryMixin:
     note: str | None
     refused: dict[str, str]
 
+    def _about(self, act: str, tool: str, **values: str) -> str:
+        """``act`` said of what ``tool`` does, both worded with this step's RNG."""
+        rng = self._rng()
+        return say(act, rng, action=spoken_action(tool, rng), **values)
+
     def _offer_retry(self, tool: str, code: str, message: str, remaining: list[str]) -> Decision:
         """After a failed round: ask to try again once, then stop and explain."""
+        failure = {"code": code, "message": message.rstrip(".")}
         if self.rounds >= 1:
             self.pointer = len(self.gold)
-            text = say(
-                "still_failing", (rng := self._rng()), action=spoken_action(tool, rng), code=code,
-                message=message.rstrip("."),
-            )  # fmt: skip
-            return (
-                f"{tool} failed {ATTEMPTS_PER_ROUND} more times with {code}; I stop "
-                "retrying and explain.",
-                Action.say(text),
-                ["Explain the outage."],
-            )
+            think = fixed("think_gave_up", tool=tool, attempts=ATTEMPTS_PER_ROUND, code=code)
+            return said(think, self._about("still_failing", tool, **failure), "Explain the outage.")
         self.awaiting = ("retry",)
-        think = (
-            f"{tool} failed {self.attempts} times with {code}; rather than loop, I tell "
-            "the user and offer to try again."
-        )
-        text = say(
-            "retry_offer", (rng := self._rng()), action=spoken_action(tool, rng), code=code,
-            message=message.rstrip("."),
-        )  # fmt: skip
-        return (
-            think,
-            Action.say(text),
-            [
-                "Tell the user about the failure.",
-                *[f"Call {n} once they agree." for n in remaining],
-            ],
-        )
+        think = fixed("think_retry_offer", tool=tool, attempts=self.attempts, code=code)
+        text = self._about("retry_offer", tool, **failure)
+        agreed = [f"Call {n} once they agree." for n in remaining]
+        return said(think, text, "Tell the user about the failure.", *agreed)
 
     def _handle_issue(self, remaining: list[str], users: list[str], tools: str) -> Decision:
         """The decision for the pending empty result or refusal (``self.issue``)."""
@@ -91,28 +82,17 @@ class RecoveryMixin:
             return self._finish(f"{tool} was refused ({code}: {message}). ")
         if speech.invites_resubmission(message) and not self.resubmit:
             self.awaiting = ("resubmit",)
-            text = say(
-                "resubmit", (rng := self._rng()), action=spoken_action(tool, rng), message=message
-            )
-            return (
-                say("think_resubmit", self._rng(), tool=tool, code=code),
-                Action.say(text),
-                ["Explain the rule.", f"Resubmit {tool} once the user confirms."],
+            text = self._about("resubmit", tool, message=message)
+            think = say("think_resubmit", self._rng(), tool=tool, code=code)
+            return said(
+                think, text, "Explain the rule.", f"Resubmit {tool} once the user confirms."
             )
         if self.tools[tool].kind == "write" and self.pointer + 1 < len(self.gold):
             return self._offer_alternative(tool, code, message, users, tools)
         self.issue, self.pointer = None, len(self.gold)
-        text = say(
-            "refused_decline",
-            (rng := self._rng()),
-            action=spoken_action(tool, rng),
-            message=message,
-        )
-        return (
-            say("think_refused", self._rng(), tool=tool, code=code, message=message),
-            Action.say(text),
-            ["Explain the rule.", "Offer alternatives."],
-        )
+        text = self._about("refused_decline", tool, message=message)
+        think = say("think_refused", self._rng(), tool=tool, code=code, message=message)
+        return said(think, text, "Explain the rule.", "Offer alternatives.")
 
     def _empty(self, tool: str, *, already_retried: bool) -> Decision:
         if not already_retried:
@@ -124,18 +104,11 @@ class RecoveryMixin:
             ]
             change = f" or change the {slot_label(optional[0])}" if optional else ""
             text = say("empty_offer", self._rng(), tool=search_phrase(tool), change=change)
-            return (
-                say("think_empty", self._rng(), tool=tool),
-                Action.say(text),
-                ["Report the empty result.", "Offer alternatives."],
-            )
+            think = say("think_empty", self._rng(), tool=tool)
+            return said(think, text, "Report the empty result.", "Offer alternatives.")
         self.pointer = len(self.gold)
         text = say("empty_again", self._rng(), tool=search_phrase(tool))
-        return (
-            f"{tool} came back empty twice; I stop and suggest alternatives.",
-            Action.say(text),
-            ["Explain that nothing was found."],
-        )
+        return said(fixed("think_empty_again", tool=tool), text, "Explain that nothing was found.")
 
     def _offer_alternative(
         self, tool: str, code: str, message: str, users: list[str], tools: str
@@ -148,13 +121,9 @@ class RecoveryMixin:
         """
         self.refused[tool] = message
         self.issue, self.pointer = None, self.pointer + 1
-        self.note = f"I'm sorry, I could not {spoken_action(tool)}: {message}"
-        think, action, plan = self._next(users, tools)
+        self.note = fixed("sorry_could_not", action=spoken_action(tool), message=message)
+        then, action, plan = self._next(users, tools)
         alternative = self.gold[self.pointer].name if self.pointer < len(self.gold) else "it"
-        if action.type == "say":
-            lead = "this is a rule, so instead of giving up I explain it and offer"
-        else:
-            lead = "this is a rule, so I go on with the alternative, explain the refusal when I "
-            lead += "next speak, and continue with"
-        think = f"{tool} was refused with {code} ({message}); {lead} {alternative}. {think}"
-        return think, action, plan
+        act = "think_offer_instead" if action.type == "say" else "think_go_on_instead"
+        values = {"tool": tool, "code": code, "message": message, "alternative": alternative}
+        return fixed(act, **values, then=then), action, plan
