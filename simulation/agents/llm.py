@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from mads_bench.catalog import Domain, load_personas
-from mads_bench.data_model import InjectionRecord, Message, Scenario
+from mads_bench.data_model import CONVERSATIONAL_KINDS, InjectionRecord, Message, Scenario
 from simulation.agents.context import apply_context
 from simulation.agents.prompts import parse_user_reply, user_system_prompt
 
@@ -124,13 +124,7 @@ class LLMUser:
         self.injections = [
             InjectionRecord(kind=b.kind, turn_index=0, seed=seed, detail="in the user prompt")
             for b in scenario.behaviors
-            if b.kind
-            in (
-                "partial_information",
-                "incremental_constraint_revelation",
-                "goal_revision",
-                "adversarial_tone",
-            )
+            if b.kind in CONVERSATIONAL_KINDS
         ]
 
     def respond(self, view: list[Message]) -> Message:

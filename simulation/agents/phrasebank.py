@@ -53,17 +53,8 @@ from simulation.agents.wording import word_lists
 __all__ = ["CATEGORIES", "DOMAIN_WORDS", "load_phrasebank", "mine_phrasebank"]
 
 SHIPPED = Path(__file__).with_name("phrasebank.sgd-train.json")
-CATEGORIES = (
-    "agree",
-    "thanks",
-    "no_thanks",
-    "inform",
-    "ask",
-    "confirm_lead",
-    "req_more",
-    "success",
-)
 USER_CATEGORIES = ("agree", "thanks", "no_thanks", "inform")
+CATEGORIES = (*USER_CATEGORIES, "ask", "confirm_lead", "req_more", "success")
 LICENSE = "CC BY-SA 4.0"
 SOURCE = "Schema-Guided Dialogue (Rastogi et al., 2020), train split, dialogue-act annotated turns"
 

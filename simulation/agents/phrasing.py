@@ -68,15 +68,7 @@ def fixed(act: str, **values: object) -> str:
     return _ASSISTANT.acts[act].phrases[0].format(**values)
 
 
-_OPENERS = _USER.openers
-_FACT_FORMS = _USER.fact_forms
-_LONE_FACT_FORMS = tuple(f for f in _FACT_FORMS if f not in _USER.fact_forms_not_alone)
-_JOINERS = _USER.joiners
-_LEADS = _USER.fact_leads
-# a second sentence for the rest of the values, when there are several
-_SECOND = _USER.second_leads
-# second sentences that may follow an act's realisation (none of them says no)
-_TAILS = _USER.tails
+_LONE_FACT_FORMS = tuple(f for f in _USER.fact_forms if f not in _USER.fact_forms_not_alone)
 
 
 def variants(act: str, *, assistant: bool = False) -> tuple[str, ...]:
@@ -100,9 +92,9 @@ def pick(act: str, rng: random.Random) -> str:
     some acts, now and then with a second sentence, so that a short reply repeats less across
     conversations."""
     text = rng.choice(variants(act))
-    tails = _TAILS.get(act)
+    tails = _USER.tails.get(act)
     if act == "agree":  # or an SGD thank-you that does not take leave
-        tails = (*_TAILS["agree"], *_thanks_in_passing())
+        tails = (*_USER.tails["agree"], *_thanks_in_passing())
     # a goodbye is short more often than not; a yes now and then says thanks too
     share = SETTINGS.goodbye_tail_share if act == "thanks_done" else SETTINGS.act_tail_share
     if tails and rng.random() < share:
@@ -130,7 +122,7 @@ def objective_sentence(objective: str, rng: random.Random) -> str:
         text = objective
     else:
         objective = objective.rstrip(" .!?")
-        text = rng.choice(_OPENERS).format(objective=objective[0].lower() + objective[1:])
+        text = rng.choice(_USER.openers).format(objective=objective[0].lower() + objective[1:])
         text = text if text.endswith("?") else text + "."
     return text
 
@@ -158,7 +150,8 @@ def _fact_text(fact: Fact, rng: random.Random, *, alone: bool) -> str:
     label, value, forms = Fact(*fact)
     if forms and rng.random() < SETTINGS.user_slot_form_share:
         return rng.choice(forms).format(value=value)
-    return rng.choice(_LONE_FACT_FORMS if alone else _FACT_FORMS).format(label=label, value=value)
+    forms = _LONE_FACT_FORMS if alone else _USER.fact_forms
+    return rng.choice(forms).format(label=label, value=value)
 
 
 def facts_sentence(facts: list[Fact] | list[tuple[str, str]], rng: random.Random) -> str:
@@ -177,16 +170,16 @@ def facts_sentence(facts: list[Fact] | list[tuple[str, str]], rng: random.Random
         for i, fact in enumerate(order)
     ]
     first, second = parts[:cut], parts[cut:]
-    text = rng.choice(_LEADS) + _joined(first, rng)
+    text = rng.choice(_USER.fact_leads) + _joined(first, rng)
     text = text[0].upper() + text[1:] + "."
     if second:
-        rest = rng.choice(_SECOND) + _joined(second, rng)
+        rest = rng.choice(_USER.second_leads) + _joined(second, rng)
         text += " " + rest[0].upper() + rest[1:] + "."
     return text
 
 
 def _joined(parts: list[str], rng: random.Random) -> str:
-    joiner = rng.choice(_JOINERS)
+    joiner = rng.choice(_USER.joiners)
     if joiner == " and " and len(parts) >= 3:
         return ", ".join(parts[:-1]) + " and " + parts[-1]
     return joiner.join(parts)

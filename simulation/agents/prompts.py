@@ -20,7 +20,6 @@ from simulation.agents.wording import prompt_text
 _TEXT = prompt_text()
 STEP_FORMATS = _TEXT.step_formats
 ASSISTANT_RULES = _TEXT.assistant_rules
-_BEHAVIOR_TEXT = _TEXT.behaviors
 
 
 def assistant_system_prompt(domain: Domain, scenario: Scenario, style: str = "pre_act") -> str:
@@ -40,13 +39,11 @@ def assistant_system_prompt(domain: Domain, scenario: Scenario, style: str = "pr
     manifest = domain.manifest
     return _TEXT.assistant_prompt.format(
         title=manifest.title.lower(), description=manifest.description, tools=tools,
-        today=manifest.today.isoformat(), tools_header=_TOOLS_HEADER, policy=policy,
+        today=manifest.today.isoformat(), tools_header=_TEXT.tools_header, policy=policy,
         step_format=STEP_FORMATS[style], rules=ASSISTANT_RULES,
     )  # fmt: skip
 
 
-_TOOLS_HEADER = _TEXT.tools_header
-_BRIEF_TOOLS_HEADER = _TEXT.brief_tools_header
 _TOOL_LINE = re.compile(r"^(- \w+\(.*\) \[(?:read|write)\]): .*$", re.MULTILINE)
 
 
@@ -64,9 +61,9 @@ def brief_system_prompt(system: str) -> str:
         >>> "- cancel_order(order_id: string) [write]\n" in brief
         True
     """
-    if _TOOLS_HEADER not in system:
+    if _TEXT.tools_header not in system:
         return system
-    return _TOOL_LINE.sub(r"\1", system.replace(_TOOLS_HEADER, _BRIEF_TOOLS_HEADER))
+    return _TOOL_LINE.sub(r"\1", system.replace(_TEXT.tools_header, _TEXT.brief_tools_header))
 
 
 def user_system_prompt(domain: Domain, scenario: Scenario) -> str:
@@ -96,10 +93,10 @@ def user_system_prompt(domain: Domain, scenario: Scenario) -> str:
             goal = f" New goal: {behavior.revised_objective}" if behavior.revised_objective else ""
             turn, changes = behavior.after_user_turn, changes or "see the new goal"
             lines.append(_TEXT.goal_revision.format(turn=turn, changes=changes, goal=goal))
-        elif behavior.kind in _BEHAVIOR_TEXT:
+        elif behavior.kind in _TEXT.behaviors:
             names = getattr(behavior, "withheld", None) or getattr(behavior, "reveal_order", [])
             lines.append(
-                _BEHAVIOR_TEXT[behavior.kind].format(
+                _TEXT.behaviors[behavior.kind].format(
                     slots=", ".join(slot_label(n) for n in names),
                     intensity=getattr(behavior, "intensity", ""),
                 )

@@ -166,11 +166,7 @@ class StyleProfile:
         parts = [self.greeting if opening and self.greeting else "", body]
         if closing and self.sign_off:
             parts.append(self.sign_off)
-        text = (
-            "\n".join(p for p in parts if p)
-            if self.layout != "prose"
-            else " ".join(p for p in parts if p)
-        )
+        text = (" " if self.layout == "prose" else "\n").join(p for p in parts if p)
         if rng is not None and self.slips:
             text = self._slip(text, rng, protected)
         if self.emojis:

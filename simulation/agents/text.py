@@ -30,10 +30,8 @@ NOT_PROCESSED_NOTICE = "Sorry, I could not process that request. Could you say i
 
 _LABEL_WORDS = {"id": "ID", "last4": "last four digits", "num": "number", "ref": "reference"}
 _CUES = cue_lexicon()
-_CONFIRM_CUES = _CUES.confirmation
 _AFFIRMATIVE = _CUES.pattern("affirmative")
 _NEGATIVE = _CUES.pattern("negative")
-_COMPLETION_CUES = _CUES.completion
 DECLINE_CUES = _CUES.pattern("decline")
 """A sentence that refuses or reports that something cannot be done."""
 LIMITATION_CUES = _CUES.pattern("limitation")
@@ -186,7 +184,7 @@ def same_value(a: Any, b: Any) -> bool:
 def asks_confirmation(text: str) -> bool:
     """Whether an assistant message asks the user to confirm an action."""
     lowered = text.casefold()
-    return "?" in text and any(cue in lowered for cue in _CONFIRM_CUES)
+    return "?" in text and any(cue in lowered for cue in _CUES.confirmation)
 
 
 def is_affirmative(text: str) -> bool:
@@ -214,7 +212,7 @@ def is_refusal(text: str) -> bool:
 def reports_completion(text: str) -> bool:
     """Whether an assistant message reports that the task is done."""
     lowered = text.casefold()
-    return any(cue in lowered for cue in _COMPLETION_CUES)
+    return any(cue in lowered for cue in _CUES.completion)
 
 
 def declines(text: str) -> bool:

@@ -65,7 +65,6 @@ from simulation.agents.text import (
 )
 from simulation.agents.wording import user_wording
 
-_TONE = user_wording().tone
 # slot kinds whose value a request may leave for the details after it
 _DETAIL_KINDS = {"date", "new_date", "time", "city", "party", "daypart", "guest", "passenger"}
 FILLER = (*PHRASES["give"], *PHRASES["another"])
@@ -162,14 +161,12 @@ class ScriptedUser:
         if not done and self.turn > 0 and self.queue:
             facts += self._reveal_next(rng)
         if self.tone:
-            phrases = _TONE[self.tone]
             if self.tone != "mild" or rng.random() < SETTINGS.mild_tone_share or self.turn == 0:
-                phrase, closer = rng.sample(phrases, 2)
-                sentences = (
-                    [phrase, *sentences]
-                    if self.tone != "severe"
-                    else [phrase.upper(), *sentences, closer]
-                )
+                phrase, closer = rng.sample(user_wording().tone[self.tone], 2)
+                if self.tone == "severe":
+                    sentences = [phrase.upper(), *sentences, closer]
+                else:
+                    sentences = [phrase, *sentences]
                 self._record("adversarial_tone", f"{self.tone}: {phrase}")
         if self.style.layout == "prose":  # values in a sentence, worded per seed
             sentences, lines = [*sentences, facts_sentence(facts, rng)], []
@@ -248,16 +245,10 @@ class ScriptedUser:
             self.slots.update(revision.revised_slots)
             self._record("goal_revision", f"revised {sorted(revision.revised_slots)}")
             change = pick("change_of_plan", rng)
+            if revision.revised_objective:
+                change = f"{change} {revision.revised_objective}"
             rest = [n for n in asked if n not in revision.revised_slots]
-            return (
-                [
-                    f"{change} {revision.revised_objective}"
-                    if revision.revised_objective
-                    else change
-                ],
-                self._facts([*revision.revised_slots, *rest], rng),
-                False,
-            )
+            return [change], self._facts([*revision.revised_slots, *rest], rng), False
         if asks_confirmation(last):
             heard = normalise(last, numbers="canonical")
             echoes = [
@@ -290,8 +281,9 @@ class ScriptedUser:
             return [pick("give", rng)], facts, False
         if declines_with_alternatives(last):
             return [pick("thanks_declined", rng)], [], True
-        missing = self._missing(view)
-        if reports_completion(last) or (missing == [] and self._facts_expected(view)):
+        outcome = self._outcome(view)
+        missing = outcome[1] if outcome is not None else None
+        if reports_completion(last) or (missing == [] and bool(outcome[0])):
             if missing:  # told it is done, not what was asked for
                 return [pick("still_need", rng).format(what=missing[0])], [], False
             if missing is None:  # the goal was blocked: only a decline answers it
@@ -306,28 +298,16 @@ class ScriptedUser:
             return [pick("still_need", rng).format(what=missing[0])], [], False
         return [pick("what_else", rng)], [], False
 
-    def _outcome(self, view: list[Message]) -> tuple[list[Any], str] | None:
-        """The outcome facts and the assistant's replies so far (None: the goal is blocked)."""
-        from simulation.validator.outcome_facts import outcome_facts
+    def _outcome(self, view: list[Message]) -> tuple[list[Any], list[str]] | None:
+        """The outcome facts, and the labels of those the assistant has not told yet (what it
+        asked for); None when the goal is blocked."""
+        from simulation.validator.outcome_facts import outcome_facts, untold
 
         if self.scenario.impossible or self.expected.blocked:
             return None
         said = " ".join(m.content for m in view if m.role == "assistant")
-        users = " ".join(m.content for m in view if m.role == "user")
-        return outcome_facts(
-            self.scenario, self.expected, normalise(users, numbers="canonical")
-        ), said
-
-    def _missing(self, view: list[Message]) -> list[str] | None:
-        """What it asked for and was not told yet, by label (None: the goal is blocked)."""
-        outcome = self._outcome(view)
-        if outcome is None:
-            return None
-        from simulation.validator.outcome_facts import untold
-
-        facts, said = outcome
-        return [fact.label for fact in untold(facts, said)]
-
-    def _facts_expected(self, view: list[Message]) -> bool:
-        outcome = self._outcome(view)
-        return outcome is not None and bool(outcome[0])
+        users = normalise(
+            " ".join(m.content for m in view if m.role == "user"), numbers="canonical"
+        )
+        facts = outcome_facts(self.scenario, self.expected, users)
+        return facts, [fact.label for fact in untold(facts, said)]

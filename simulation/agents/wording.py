@@ -74,12 +74,12 @@ class UserWording(_Strict):
 
     about: str
     acts: dict[str, PhraseSet]
-    tails: dict[str, Phrases]
+    tails: dict[str, Phrases]  # second sentences after an act's realisation (none says no)
     openers: Phrases
     fact_forms: Phrases
     fact_forms_not_alone: Phrases
     fact_leads: Phrases
-    second_leads: Phrases
+    second_leads: Phrases  # a second sentence for the rest of the values, when there are several
     joiners: Phrases
     tone: dict[str, Phrases]
     typos: dict[str, str]

@@ -143,11 +143,12 @@ def test_no_user_phrase_sounds_like_the_assistant(minilm_path):
     from mads_bench.embedding import SentenceEncoder
     from mads_bench.models import load_sentence_encoder
     from simulation.agents import phrasing
+    from simulation.agents.wording import user_wording
     from simulation.validator.role_confusion import assistant_like
 
     said = [p for act in phrasing.PHRASES for p in phrasing.variants(act)]
-    said += [t for tails in phrasing._TAILS.values() for t in tails]
-    said += [o.format(objective="cancel order O1") for o in phrasing._OPENERS]
+    said += [t for tails in user_wording().tails.values() for t in tails]
+    said += [o.format(objective="cancel order O1") for o in user_wording().openers]
     said += [t.format(value="C1004") for t in load_phrasebank()["inform"]]
     flags = assistant_like(said, SentenceEncoder(load_sentence_encoder(str(minilm_path))))
     assert [text for text, flagged in zip(said, flags, strict=True) if flagged] == []
