@@ -26,11 +26,10 @@ import re
 from typing import Any
 
 from simulation.agents.text import render_value, slot_label
+from simulation.agents.wording import word_lists
 
-DETERMINERS = frozenset("the a an my his her their our your this that some".split())
-PREPOSITIONS = frozenset("to from with for at on in by via under over into about through".split())
-_OTHER_WORDS = "of and or but so as than instead before after now today tomorrow please again too"
-_FUNCTION_WORDS = DETERMINERS | PREPOSITIONS | frozenset(_OTHER_WORDS.split())
+_WORDS = word_lists()  # the determiners, prepositions and other function words
+_FUNCTION_WORDS = _WORDS.determiners | _WORDS.prepositions | _WORDS.function_words
 _WORD_BEFORE = re.compile(r"(\s*)([A-Za-z']+)(\s+)$")
 _WORD_AFTER = re.compile(r"^(\s+)([A-Za-z']+)")
 
@@ -79,7 +78,7 @@ def _rewrite(text: str, start: int, end: int, label: str) -> str:
         return before + after.lstrip()
     phrase = _drop_determiner(before)
     prep = _WORD_BEFORE.search(phrase)
-    if prep and prep.group(2).casefold() in PREPOSITIONS:  # 4. "payment to Harbor Gym;"
+    if prep and prep.group(2).casefold() in _WORDS.prepositions:  # 4. "payment to Harbor Gym;"
         return phrase[: prep.start()] + after
     return f"{phrase}my {label}{after}"  # 5. the value as a noun phrase of its own
 
@@ -87,7 +86,7 @@ def _rewrite(text: str, start: int, end: int, label: str) -> str:
 def _drop_determiner(before: str) -> str:
     """``before`` without a trailing determiner or possessive (its space kept)."""
     last = _WORD_BEFORE.search(before)
-    if last and last.group(2).casefold() in DETERMINERS:
+    if last and last.group(2).casefold() in _WORDS.determiners:
         return before[: last.start(2)]
     return before
 

@@ -31,7 +31,8 @@ from typing import NamedTuple
 
 from simulation.agents.phrasebank import load_phrasebank
 from simulation.agents.settings import SETTINGS
-from simulation.agents.wording import assistant_wording, user_wording
+from simulation.agents.text import joined
+from simulation.agents.wording import assistant_wording, user_wording, word_lists
 
 __all__ = [
     "ASSISTANT",
@@ -102,11 +103,7 @@ def pick(act: str, rng: random.Random) -> str:
     return text
 
 
-_LEAVE_TAKING = re.compile(
-    r"\b(all|bye|goodbye|it|everything|now|need|needed|set|later|day|night|go|done|enough|else|"
-    r"anything|more|today|good|great|fine|perfect)\b",
-    re.IGNORECASE,
-)
+_LEAVE_TAKING = re.compile(rf"\b({'|'.join(word_lists().leave_taking)})\b", re.IGNORECASE)
 
 
 @cache
@@ -170,16 +167,9 @@ def facts_sentence(facts: list[Fact] | list[tuple[str, str]], rng: random.Random
         for i, fact in enumerate(order)
     ]
     first, second = parts[:cut], parts[cut:]
-    text = rng.choice(_USER.fact_leads) + _joined(first, rng)
+    text = rng.choice(_USER.fact_leads) + joined(first, _USER.joiners, rng)
     text = text[0].upper() + text[1:] + "."
     if second:
-        rest = rng.choice(_USER.second_leads) + _joined(second, rng)
+        rest = rng.choice(_USER.second_leads) + joined(second, _USER.joiners, rng)
         text += " " + rest[0].upper() + rest[1:] + "."
     return text
-
-
-def _joined(parts: list[str], rng: random.Random) -> str:
-    joiner = rng.choice(_USER.joiners)
-    if joiner == " and " and len(parts) >= 3:
-        return ", ".join(parts[:-1]) + " and " + parts[-1]
-    return joiner.join(parts)

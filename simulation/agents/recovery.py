@@ -22,10 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from mads_bench.pre_act import Action
-from simulation.agents import speech
 from simulation.agents.phrasing import fixed, say
 from simulation.agents.speech import search_phrase, spoken_action
-from simulation.agents.text import slot_label
+from simulation.agents.text import invites_resubmission, slot_label
 
 ATTEMPTS_PER_ROUND = 2  # first call + one retry, then ask the user
 Decision = tuple[str, Action, list[str]]
@@ -80,7 +79,7 @@ class RecoveryMixin:
             self.issue = None
             self.pointer = len(self.gold)
             return self._finish(f"{tool} was refused ({code}: {message}). ")
-        if speech.invites_resubmission(message) and not self.resubmit:
+        if invites_resubmission(message) and not self.resubmit:
             self.awaiting = ("resubmit",)
             text = self._about("resubmit", tool, message=message)
             think = say("think_resubmit", self._rng(), tool=tool, code=code)

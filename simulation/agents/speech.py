@@ -14,18 +14,11 @@ from typing import Any
 from mads_bench.text import normalise
 from simulation.agents.settings import SETTINGS
 from simulation.agents.slot_forms import slot_forms
-from simulation.agents.text import CLOCK, ISO_DATE, render_value, slot_label, value_in
-from simulation.agents.wording import assistant_wording
+from simulation.agents.text import CLOCK, ISO_DATE, joined, render_value, slot_label, value_in
+from simulation.agents.wording import assistant_wording, word_lists
 
 _MAX_FIELDS = 6
-# when a record was made: left out of what the user is told
-_BOOKKEEPING = {"created_on", "booked_on", "placed_on", "created_at", "updated_at"}
-# fields that say what state a record is in: told before its figures
-_STATE_KEYS = {"status", "state", "description", "reason"}
-_RETRY_WORDS = ("resubmit", "try again", "retry", "confirm it with the customer")
-
-
-_WORDS = assistant_wording()
+_WORDS, _LISTS = assistant_wording(), word_lists()
 # a result told to the user: the forms of a note and a few of speech
 _REPORT_FORMS = (*_WORDS.field_forms, *_WORDS.report_forms)
 
@@ -63,16 +56,10 @@ def spoken_date_or_time(value: str, rng: Any) -> str:
     return value
 
 
-# verbs whose object reads better without "the" ("search flights", "list cards")
-_BARE_VERBS = {"search", "list", "find", "add"}
-_VERBS = {"get": "look up", "lookup": "look up"}
-_PREPOSITIONS = {"to", "between", "for", "from", "with", "in", "on", "of", "about"}
-
-
 def _words(tool: str, rng: Any) -> tuple[str, list[str], str]:
     """A tool's verb (a synonym per ``rng``), the words after it and a determiner."""
     verb, *rest = slot_label(tool).split()
-    verb = _VERBS.get(verb, verb)
+    verb = _LISTS.verb_names.get(verb, verb)
     if rng is None:
         return verb, rest, "the"
     noun = " ".join(rest)
@@ -99,9 +86,9 @@ def spoken_action(tool: str, rng: Any = None) -> str:
         ('look up the order details', 'respond to the invitation')
     """
     verb, rest, the = _words(tool, rng)
-    if not rest or verb in _BARE_VERBS:
+    if not rest or verb in _LISTS.bare_verbs:
         return " ".join([verb, *rest])
-    if rest[0] in _PREPOSITIONS:
+    if rest[0] in _LISTS.object_prepositions:
         return " ".join([verb, rest[0], the, *rest[1:]]) if rest[1:] else f"{verb} {rest[0]}"
     return " ".join([verb, the, *rest])
 
@@ -117,9 +104,9 @@ def spoken_object(tool: str, rng: Any = None) -> str:
     verb = slot_label(tool).split()[0]  # the tool's own verb, not a synonym
     if not rest:
         return f"{the} {verb}"
-    if rest[0] in _PREPOSITIONS:  # "respond to invitation" acts on the invitation
+    if rest[0] in _LISTS.object_prepositions:  # "respond to invitation" acts on the invitation
         return f"{the} {' '.join(rest[1:])}" if rest[1:] else f"{the} {verb}"
-    return " ".join(rest) if verb in _BARE_VERBS else f"{the} {' '.join(rest)}"
+    return " ".join(rest) if verb in _LISTS.bare_verbs else f"{the} {' '.join(rest)}"
 
 
 def search_phrase(tool: str) -> str:
@@ -130,11 +117,8 @@ def search_phrase(tool: str) -> str:
         ('the search for flights', 'the look-up of the reservation')
     """
     verb = slot_label(tool).split()[0]
-    noun = "search for" if verb in _BARE_VERBS else "look-up of"
+    noun = "search for" if verb in _LISTS.bare_verbs else "look-up of"
     return f"the {noun} {spoken_object(tool)}"
-
-
-_NAME_KEYS = ("name", "title", "product_name", "service_name")
 
 
 def entity_names(contents: Any) -> dict[str, str]:
@@ -157,7 +141,7 @@ def entity_names(contents: Any) -> dict[str, str]:
             for item in node:
                 walk(item)
         elif isinstance(node, dict):
-            name = next((node[k] for k in _NAME_KEYS if isinstance(node.get(k), str)), None)
+            name = next((node[k] for k in _LISTS.name_fields if isinstance(node.get(k), str)), None)
             # the record's own id is its first one; the others point at other records
             own = next((v for k, v in node.items() if k.endswith("_id")), None)
             if isinstance(own, str) and name and name != own:
@@ -216,10 +200,7 @@ def describe_args(
     if rng is None:
         return ", ".join(pairs)
     rng.shuffle(pairs)
-    joiner = rng.choice(_WORDS.arg_joiners)
-    if joiner == " and " and len(pairs) > 2:
-        return ", ".join(pairs[:-1]) + " and " + pairs[-1]
-    return joiner.join(pairs)
+    return joined(pairs, _WORDS.arg_joiners, rng)
 
 
 def report_fields(
@@ -240,11 +221,11 @@ def report_fields(
             for k, v in items[1:]
             if not isinstance(v, bool)
             and v not in (0, "")
-            and k not in _BOOKKEEPING
+            and k not in _LISTS.bookkeeping_fields
             and not value_in(v, known)
             and not (isinstance(v, str) and v in (names or {}) and normalise(names[v]) in known)
         ]
-        states = [(k, v) for k, v in rest if k in _STATE_KEYS]
+        states = [(k, v) for k, v in rest if k in _LISTS.state_fields]
         figures = [(k, v) for k, v in rest if must_tell(k, v) and (k, v) not in states]
         items = items[:1] + states + figures + [i for i in rest if i not in figures + states]
     return items[:_MAX_FIELDS]
@@ -258,7 +239,7 @@ def must_tell(key: str, value: Any) -> bool:
         >>> must_tell("status", "shipped"), must_tell("total", 42.5), must_tell("note", "hi")
         (True, True, False)
     """
-    return key in _STATE_KEYS or any(ch.isdigit() for ch in render_value(value))
+    return key in _LISTS.state_fields or any(ch.isdigit() for ch in render_value(value))
 
 
 def _scalars(
@@ -362,16 +343,6 @@ def is_empty_result(content: Any, kind: str = "read") -> bool:
         counted = any(content.get(k) == 0 for k in ("count", "total"))
         return counted or len(content) - len(lists) <= 3
     return content is None
-
-
-def invites_resubmission(message: str) -> bool:
-    """Whether a refusal says the call may be resubmitted once the user confirms."""
-    lowered = message.casefold()
-    return any(word in lowered for word in _RETRY_WORDS)
-
-
-# how the offer of an instruction's "offer X" / "offer to do X" is said (each keeps a cue
-# the user reads as an alternative: "I can offer", "option", "you could", "instead")
 
 
 def spoken_fallback(fallback: str, lead: str = "I'm sorry.", rng: Any = None) -> str:

@@ -190,9 +190,7 @@ class StyleProfile:
         slipped = "".join(out)
         if "hedges" in self.slips and rng.random() < SETTINGS.hedge_share:
             slipped = f"{rng.choice(_WORDS.hedges)} {slipped[:1].lower()}{slipped[1:]}"
-        same_cues = is_affirmative(slipped) == is_affirmative(text) and is_refusal(
-            slipped
-        ) == is_refusal(text)
+        same_cues = all(cue(slipped) == cue(text) for cue in (is_affirmative, is_refusal))
         return slipped if same_cues else text
 
     def _word(self, match: re.Match[str], rng: random.Random) -> str:

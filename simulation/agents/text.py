@@ -23,13 +23,12 @@ import re
 from typing import Any
 
 from mads_bench.text import normalise, split_sentences
-from simulation.agents.wording import cue_lexicon
+from simulation.agents.wording import cue_lexicon, word_lists
 
 DONE_TOKEN = "[DONE]"
 NOT_PROCESSED_NOTICE = "Sorry, I could not process that request. Could you say it again?"
 
-_LABEL_WORDS = {"id": "ID", "last4": "last four digits", "num": "number", "ref": "reference"}
-_CUES = cue_lexicon()
+_CUES, _WORDS = cue_lexicon(), word_lists()
 _AFFIRMATIVE = _CUES.pattern("affirmative")
 _NEGATIVE = _CUES.pattern("negative")
 DECLINE_CUES = _CUES.pattern("decline")
@@ -48,7 +47,7 @@ def slot_label(name: str) -> str:
         >>> slot_label("card_last4"), slot_label("customer_id")
         ('card last four digits', 'customer ID')
     """
-    return " ".join(_LABEL_WORDS.get(part, part) for part in name.split("_"))
+    return " ".join(_WORDS.label_words.get(part, part) for part in name.split("_"))
 
 
 def render_value(value: Any) -> str:
@@ -70,6 +69,15 @@ def render_value(value: Any) -> str:
     if isinstance(value, str):
         return value if any(c.isdigit() for c in value) else value.replace("_", " ")
     return str(value) if not isinstance(value, dict) else json.dumps(value, sort_keys=True)
+
+
+def joined(parts: list[str], joiners: tuple[str, ...], rng: Any) -> str:
+    """``parts`` joined by one of ``joiners`` drawn per ``rng``; " and " lists three or more
+    as "a, b and c"."""
+    joiner = rng.choice(joiners)
+    if joiner == " and " and len(parts) >= 3:
+        return ", ".join(parts[:-1]) + " and " + parts[-1]
+    return joiner.join(parts)
 
 
 def spoken_value(value: Any) -> str:
@@ -137,9 +145,6 @@ def value_in(value: Any, normalised_text: str) -> bool:
     return False
 
 
-_MONTHS = (
-    "january february march april may june july august september october november december"
-).split()
 # an ISO date and a 24-hour clock time, as scenario values write them
 ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
@@ -152,7 +157,7 @@ def _spoken_pattern(value: str) -> str | None:
         month_index, day = int(match.group(2)), int(match.group(3))
         if not 1 <= month_index <= 12:
             return None
-        month = _MONTHS[month_index - 1]
+        month = _WORDS.months[month_index - 1]
         months = rf"(?:{month}|{month[:3]})\.?"
         nth = rf"0?{day}(?:st|nd|rd|th)?"
         return rf"\b{months}\s+(?:the\s+)?{nth}\b|\b{nth}\s+(?:of\s+)?{months}(?![a-z])"
@@ -213,6 +218,12 @@ def reports_completion(text: str) -> bool:
     """Whether an assistant message reports that the task is done."""
     lowered = text.casefold()
     return any(cue in lowered for cue in _CUES.completion)
+
+
+def invites_resubmission(message: str) -> bool:
+    """Whether a refusal says the call may be resubmitted once the user confirms."""
+    lowered = message.casefold()
+    return any(cue in lowered for cue in _CUES.resubmission)
 
 
 def declines(text: str) -> bool:

@@ -63,11 +63,10 @@ from simulation.agents.text import (
     spoken_value,
     value_in,
 )
-from simulation.agents.wording import user_wording
+from simulation.agents.wording import user_wording, word_lists
 
-# slot kinds whose value a request may leave for the details after it
-_DETAIL_KINDS = {"date", "new_date", "time", "city", "party", "daypart", "guest", "passenger"}
 FILLER = (*PHRASES["give"], *PHRASES["another"])
+_DETAILS = word_lists().detail_kinds  # slot kinds a request may leave for the details after it
 
 
 class ScriptedUser:
@@ -195,7 +194,7 @@ class ScriptedUser:
         objective = normalise(self.scenario.objective, numbers="canonical")
         named = [  # a when, where, for whom or how many; never the verb, an id or an amount
             n for n, v in self.slots.items()
-            if n not in held and n not in self.deferred and slot_kind(n, v) in _DETAIL_KINDS
+            if n not in held and n not in self.deferred and slot_kind(n, v) in _DETAILS
             and value_in(v, objective)
         ]  # fmt: skip
         if named and rng.random() < SETTINGS.vague_objective_share:

@@ -103,6 +103,8 @@ class AssistantWording(_Strict):
     determiners: Phrases
     noun_synonyms: dict[str, Phrases]  # other names for what a tool acts on
     named_forms: Phrases
+    # an instruction's "offer X" / "offer to do X" said: each keeps a cue the user reads as an
+    # alternative ("I can offer", "option", "you could", "instead")
     offers: tuple[tuple[str, str], ...]
 
 
@@ -149,6 +151,7 @@ class CueLexicon(_Strict):
     decline: Phrases
     limitation: Phrases
     alternative: Phrases
+    resubmission: Phrases
 
     def pattern(self, name: str) -> re.Pattern[str]:
         """Whole words or phrases of one list, case-insensitive."""
@@ -157,15 +160,31 @@ class CueLexicon(_Strict):
 
 
 class WordLists(_Strict):
-    """``word_lists.json``: what the phrasebank's mining and the style rules read."""
+    """``word_lists.json``: the closed word lists the agents' rules read (its ``about``)."""
 
     about: str
+    # the phrasebank's mining
     domain_words: frozenset[str]  # common in every SGD domain, but each names an SGD task
     inform_words: frozenset[str]  # what may stand around an inform's {value}
     inform_before: frozenset[str]  # the word right before it, if any
     ask_words: frozenset[str]  # what may stand around an ask's {label}
     ask_before: frozenset[str]  # the word right before it
+    leave_taking: Phrases  # a thank-you with one of these ends the conversation
     greeting_words: frozenset[str]  # a sample message opening with one greets
+    label_words: dict[str, str]  # a slot name's part -> its words in the label
+    months: Phrases  # January first
+    # the objective with a value cut out: the neighbouring words' roles
+    determiners: frozenset[str]
+    prepositions: frozenset[str]
+    function_words: frozenset[str]  # neither a determiner nor a preposition
+    detail_kinds: frozenset[str]  # slot kinds the opening request may leave for later
+    # a tool name said as an action, and a result record as a report
+    verb_names: dict[str, str]
+    bare_verbs: frozenset[str]  # no "the" before their object ("search flights")
+    object_prepositions: frozenset[str]
+    name_fields: Phrases  # the first of these a record has names it
+    state_fields: frozenset[str]  # what state a record is in: told before its figures
+    bookkeeping_fields: frozenset[str]  # when a record was made: never told
 
 
 class _Blank(dict):
