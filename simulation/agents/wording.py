@@ -27,11 +27,12 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from mads_bench.loading import CatalogError, load_model
 
@@ -119,6 +120,14 @@ class SlotForms(_Strict):
     about: str
     forms: dict[str, VoicedForms]
     kinds: dict[str, str]
+
+    @field_validator("kinds")
+    @classmethod
+    def _kinds_have_forms(cls, kinds: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        unknown = sorted(set(kinds.values()) - set(info.data.get("forms", {})))
+        if unknown:
+            raise ValueError(f"kinds without forms: {unknown}")
+        return kinds
 
 
 class PromptText(_Strict):
@@ -210,47 +219,22 @@ def check_cues(path: Path, acts: dict[str, PhraseSet]) -> None:
                     raise CatalogError(path, where, f"{phrase!r} fails its cue {cue} ({name})")
 
 
-def _load(name: str, model: type[ModelT]) -> ModelT:
-    data = load_model(HERE / name, model)
-    check_cues(HERE / name, getattr(data, "acts", {}))
-    return data
+def _loader(name: str, model: type[ModelT], what: str) -> Callable[[], ModelT]:
+    """The loader of one data file: read on first use, validated as ``model``, cues checked."""
+
+    @cache
+    def load() -> ModelT:
+        data = load_model(HERE / name, model)
+        check_cues(HERE / name, getattr(data, "acts", {}))
+        return data
+
+    load.__doc__ = f"{what} (``{name}``), loaded once."
+    return load
 
 
-@cache
-def user_wording() -> UserWording:
-    """The user's phrase sets (``user_phrases.json``)."""
-    return _load("user_phrases.json", UserWording)
-
-
-@cache
-def assistant_wording() -> AssistantWording:
-    """The assistant's phrase sets (``assistant_phrases.json``)."""
-    return _load("assistant_phrases.json", AssistantWording)
-
-
-@cache
-def slot_form_data() -> SlotForms:
-    """The slot forms by kind (``slot_forms.json``); every named kind has forms."""
-    data = _load("slot_forms.json", SlotForms)
-    unknown = sorted(set(data.kinds.values()) - set(data.forms))
-    if unknown:
-        raise CatalogError(HERE / "slot_forms.json", "kinds", f"kinds without forms: {unknown}")
-    return data
-
-
-@cache
-def prompt_text() -> PromptText:
-    """The fixed text of the LLM agents' prompts (``prompts.json``)."""
-    return _load("prompts.json", PromptText)
-
-
-@cache
-def cue_lexicon() -> CueLexicon:
-    """The cue words (``cues.json``)."""
-    return _load("cues.json", CueLexicon)
-
-
-@cache
-def word_lists() -> WordLists:
-    """The closed word lists (``word_lists.json``)."""
-    return _load("word_lists.json", WordLists)
+user_wording = _loader("user_phrases.json", UserWording, "The user's phrase sets")
+assistant_wording = _loader("assistant_phrases.json", AssistantWording, "The assistant's phrases")
+slot_form_data = _loader("slot_forms.json", SlotForms, "The slot forms by kind")
+prompt_text = _loader("prompts.json", PromptText, "The fixed text of the LLM agents' prompts")
+cue_lexicon = _loader("cues.json", CueLexicon, "The cue words")
+word_lists = _loader("word_lists.json", WordLists, "The closed word lists")
