@@ -49,7 +49,7 @@ class ScriptedAssistant(RecoveryMixin):
 
     Args:
         scenario: the scenario (gold workflow, slots, fallback).
-        seed: conversation seed (unused by the policy, kept for the common signature).
+        seed: conversation seed (seeds the wording of each step; the policy ignores it).
         style: ``"pre_act"`` (default) or ``"react"`` (no plan).
         domain: the scenario's loaded domain pack (its tools).
     """

@@ -35,7 +35,6 @@ from simulation.agents.text import joined
 from simulation.agents.wording import assistant_wording, user_wording, word_lists
 
 __all__ = [
-    "ASSISTANT",
     "PHRASES",
     "Fact",
     "answer_sentence",
@@ -49,14 +48,11 @@ __all__ = [
 
 _USER, _ASSISTANT = user_wording(), assistant_wording()
 PHRASES: dict[str, tuple[str, ...]] = {a: p.phrases for a, p in _USER.acts.items() if p.phrases}
-ASSISTANT: dict[str, tuple[str, ...]] = {
-    a: p.phrases for a, p in _ASSISTANT.acts.items() if p.phrases
-}
 
 
 def say(act: str, rng: random.Random, *, capital: bool = True, **values: str) -> str:
-    """One realisation of an assistant ``act`` (a key of `ASSISTANT`, or ``success`` /
-    ``req_more`` from the phrasebank), filled in; with ``capital``, it opens with a capital
+    """One realisation of an assistant ``act`` (of ``assistant_phrases.json``, with ``success``
+    / ``req_more`` from the phrasebank), filled in; with ``capital``, it opens with a capital
     (a snake_case tool name keeps its case)."""
     text = rng.choice(variants(act, assistant=True)).format(**values)
     first = text.split(" ", 1)[0]

@@ -95,12 +95,9 @@ def user_system_prompt(domain: Domain, scenario: Scenario) -> str:
             lines.append(_TEXT.goal_revision.format(turn=turn, changes=changes, goal=goal))
         elif behavior.kind in _TEXT.behaviors:
             names = getattr(behavior, "withheld", None) or getattr(behavior, "reveal_order", [])
-            lines.append(
-                _TEXT.behaviors[behavior.kind].format(
-                    slots=", ".join(slot_label(n) for n in names),
-                    intensity=getattr(behavior, "intensity", ""),
-                )
-            )
+            slots = ", ".join(slot_label(n) for n in names)
+            intensity = getattr(behavior, "intensity", "")
+            lines.append(_TEXT.behaviors[behavior.kind].format(slots=slots, intensity=intensity))
     if scenario.impossible:  # the user may not know it; the assistant's fallback stays hidden
         lines.append(_TEXT.impossible)
     behaviors = "\n".join(f"- {line}" for line in lines) or "- nothing special"

@@ -96,11 +96,8 @@ class RecoveryMixin:
     def _empty(self, tool: str, *, already_retried: bool) -> Decision:
         if not already_retried:
             self.awaiting = ("empty",)
-            optional = [
-                p
-                for p in self.tools[tool].parameters.get("properties", {})
-                if p not in self.tools[tool].required
-            ]
+            spec = self.tools[tool]
+            optional = [p for p in spec.parameters.get("properties", {}) if p not in spec.required]
             change = f" or change the {slot_label(optional[0])}" if optional else ""
             text = say("empty_offer", self._rng(), tool=search_phrase(tool), change=change)
             think = say("think_empty", self._rng(), tool=tool)

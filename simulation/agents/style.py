@@ -154,16 +154,11 @@ class StyleProfile:
             details = "; ".join(facts)
             body = " ".join([*sentences, *([f"Details: {details}."] if details else [])])
         body = body.strip()
+        greeting = self.greeting if opening else None
         first = body.split(" ", 1)[0].split("'", 1)[0]
-        if (
-            opening
-            and self.greeting
-            and self.greeting.endswith(",")
-            and first[:2].istitle()
-            and len(first) > 1
-        ):
+        if greeting and greeting.endswith(",") and first[:2].istitle() and len(first) > 1:
             body = body[0].lower() + body[1:]  # "Hello, could you ..." ("I" stays)
-        parts = [self.greeting if opening and self.greeting else "", body]
+        parts = [greeting or "", body]
         if closing and self.sign_off:
             parts.append(self.sign_off)
         text = (" " if self.layout == "prose" else "\n").join(p for p in parts if p)

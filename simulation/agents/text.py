@@ -181,9 +181,8 @@ def same_value(a: Any, b: Any) -> bool:
             and a.keys() == b.keys()
             and all(same_value(a[k], b[k]) for k in a)
         )
-    return normalise(render_value(a), numbers="canonical") == normalise(
-        render_value(b), numbers="canonical"
-    )
+    said_a, said_b = (normalise(render_value(v), numbers="canonical") for v in (a, b))
+    return said_a == said_b
 
 
 def asks_confirmation(text: str) -> bool:

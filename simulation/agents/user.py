@@ -222,6 +222,7 @@ class ScriptedUser:
 
     def _reply(self, view: list[Message], rng: random.Random) -> tuple[list[str], list[Fact], bool]:
         last = view[-1].content if view and view[-1].role == "assistant" else ""
+        prose = self.style.layout == "prose"  # sentences, not key: value lines or lists
         if last == NOT_PROCESSED_NOTICE:
             previous = [m.content for m in view if m.role == "user"]
             return [f"I said: {previous[-1]}" if previous else pick("help", rng)], [], False
@@ -254,11 +255,7 @@ class ScriptedUser:
                 n for n, v in self.slots.items()
                 if not isinstance(v, (bool, list, dict)) and value_in(v, heard)
             ]  # fmt: skip
-            if (
-                echoes
-                and self.style.layout == "prose"
-                and rng.random() < SETTINGS.agree_with_value_share
-            ):
+            if echoes and prose and rng.random() < SETTINGS.agree_with_value_share:
                 value = self._value(rng.choice(echoes), rng)
                 text = rng.choice(PHRASES["agree_value"]).format(value=value)
                 if is_affirmative(text):  # "Yes, no longer needed is right." is not a yes
@@ -272,7 +269,7 @@ class ScriptedUser:
             value = self.slots[asked[0]]
             if (
                 len(asked) == 1
-                and self.style.layout == "prose"
+                and prose
                 and not isinstance(value, (bool, dict))
                 and rng.random() < SETTINGS.lone_answer_share
             ):  # one value on its own, as people answer ("It's 503-555-0142.")

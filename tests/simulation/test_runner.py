@@ -10,13 +10,13 @@ import pytest
 
 from mads_bench.catalog import domain_names, domain_of, load_domain
 from mads_bench.pre_act import parse_step, validate_turn
-from simulation.agents.phrasing import ASSISTANT
 from simulation.agents.text import (
     DONE_TOKEN,
     NOT_PROCESSED_NOTICE,
     asks_confirmation,
     declines_with_alternatives,
 )
+from simulation.agents.wording import assistant_wording
 from simulation.environment import simulate
 from simulation.runner import RunLimits
 
@@ -129,7 +129,7 @@ def test_policy_refusal_is_explained_and_impossible_declines_with_fallback() -> 
     kettle = simulate(scenario("mock-kettle-impossible"), seed=0)
     # the workflow runs, then the fallback is spoken after a seeded apology
     last = says(kettle)[-1]
-    assert any(last.startswith(lead) for lead in ASSISTANT["decline_lead"])
+    assert any(last.startswith(lead) for lead in assistant_wording().acts["decline_lead"].phrases)
     assert "The red kettle is out of stock." in last and "the blue mug or a restock notice" in last
     assert declines_with_alternatives(last)
 

@@ -212,8 +212,10 @@ def test_repetitions_of_a_scenario_are_worded_differently_but_each_is_seeded():
 def test_every_realisation_keeps_the_cue_the_other_side_reads():
     # the scripted user reacts to cues: a report must read as done, a question as asking to
     # confirm, a decline as declining with an alternative; any realisation may be drawn
-    from simulation.agents.phrasing import ASSISTANT
     from simulation.agents.text import declines_with_alternatives
+    from simulation.agents.wording import assistant_wording
+
+    ASSISTANT = {act: phrases.phrases for act, phrases in assistant_wording().acts.items()}
 
     fill = {"facts": "status booked", "tool": "book table", "change": " or change the time",
             "message": "Tables are full.", "slot": "time", "value": "19:00"}  # fmt: skip
