@@ -8,10 +8,11 @@ always the backend-backed :class:`BackendToolAgent` (spec ``backend``).
 The package owns the agents and everything they say: `protocol`, `user`, `assistant` (with
 `grounding`, `recovery`), `llm` and `prompts` (LLM agents); the wording as data, loaded and
 checked by `wording` — the phrase sets (``user_phrases.json``, ``assistant_phrases.json``,
-``slot_forms.json``), the prompts' text (``prompts.json``) and the cue words (``cues.json``)
-beside the mined SGD phrasebank (``phrasebank.sgd-train.json``, `phrasebank`); `phrasing`,
-`speech`, `slot_forms`, `style` and `objective` realise it; `settings` holds every
-probability; `text` is the one home of the cue detectors (yes/no, decline, completion).
+``slot_forms.json``), the prompts' text (``prompts.json``), the cue words (``cues.json``) and
+the rules' word lists (``word_lists.json``) beside the mined SGD phrasebank
+(``phrasebank.sgd-train.json``, `phrasebank`); `phrasing`, `speech`, `slot_forms`, `style` and
+`objective` realise it; `settings` holds every probability; `text` is the one home of the cue
+detectors (yes/no, decline, completion).
 
 Example:
     >>> from mads_bench.catalog import load_domain

@@ -112,12 +112,10 @@ def objective_sentence(objective: str, rng: random.Random) -> str:
     """The opening request, phrased one of several ways (a first-person objective as is)."""
     first = objective.split()[0].casefold() if objective.split() else ""
     if first in ("i", "my", "i'd", "i'm"):
-        text = objective
-    else:
-        objective = objective.rstrip(" .!?")
-        text = rng.choice(_USER.openers).format(objective=objective[0].lower() + objective[1:])
-        text = text if text.endswith("?") else text + "."
-    return text
+        return objective
+    objective = objective.rstrip(" .!?")
+    text = rng.choice(_USER.openers).format(objective=objective[0].lower() + objective[1:])
+    return text if text.endswith("?") else text + "."
 
 
 def answer_sentence(value: str, rng: random.Random, forms: tuple[str, ...] = ()) -> str:
