@@ -75,12 +75,10 @@ def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | N
         return [None] * n
     prompts, domains = column(kwargs, "prompts", n), column(kwargs, "domain", n)
     rewards: list[float | None] = [None] * n
-    jobs: dict[str, list[tuple[int, Any]]] = {}
-    for i, (prompt, completion, domain) in enumerate(
-        zip(prompts, completions, domains, strict=True)
-    ):
+    jobs: dict[Any, list[tuple[int, Any]]] = {}  # by loaded domain pack
+    for i, (prompt, completion, name) in enumerate(zip(prompts, completions, domains, strict=True)):
         conversation = _conversation(prompt)
-        if conversation is None or not _known(domain, mads_spec):
+        if conversation is None or (domain := _pack(name, mads_spec)) is None:
             continue
         text = completion_text(completion)
         rewards[i] = 0.0
@@ -88,7 +86,7 @@ def sage_penalty_reward(completions: list[Any], **kwargs: Any) -> list[float | N
             continue
         action = parse_step(text, strict=False).action  # as `compile_messages` reads it
         if action is not None and action.type == "tool":
-            if action.name not in mads_spec(domain).service(domain).intents:
+            if action.name not in mads_spec(domain).service(domain.name).intents:
                 rewards[i] = UNKNOWN_TOOL_PENALTY  # compiles to no record: nothing to check
                 continue
         messages = [*conversation, {"role": "assistant", "content": text}]
@@ -145,11 +143,16 @@ def _bounded(record: TurnRecord) -> TurnRecord:
     return type(record).model_validate(data)
 
 
-def _known(domain: Any, mads_spec: Any) -> bool:
-    if not isinstance(domain, str) or not domain:
-        return False
+def _pack(name: Any, mads_spec: Any) -> Any:
+    """The loaded pack of a ``domain`` column value, resolved here (a reward is where the rows'
+    domain names enter) through the catalog and handed down to SAGE; None when unknown."""
+    from mads_bench.catalog import load_domain
+
+    if not isinstance(name, str) or not name:
+        return None
     try:
+        domain = load_domain(name)
         mads_spec(domain)
     except Exception:  # an unknown domain: the reward does not apply to this row
-        return False
-    return True
+        return None
+    return domain

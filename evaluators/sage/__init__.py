@@ -30,7 +30,7 @@ from evaluators.sage.records import (
     read_turns,
     write_jsonl,
 )
-from evaluators.sage.workflow import IntentSpec, ServiceSpec, SlotSpec, WorkflowSpec
+from evaluators.sage.workflow import IntentSpec, ServiceSpec, SlotSpec, WorkflowSpec, mads_domain
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -56,6 +56,7 @@ __all__ = [
     "WorkflowSpec",
     "aggregate",
     "compile_turn",
+    "mads_domain",
     "read_jsonl",
     "read_keyed",
     "read_turns",

@@ -1,7 +1,8 @@
 """SAGE inside the MADS loop: compile MADS conversations into turn records and evaluate them.
 
-The workflow spec of a domain comes from its tool specs (``mads:<domain>``: one intent per
-tool, its required parameters are the required fields, a ``write`` tool is transactional).
+The workflow spec of a domain comes from its tool specs (`mads_spec`: one intent per tool, its
+required parameters are the required fields, a ``write`` tool is transactional). The loaded
+`~mads_bench.catalog.Domain` is handed down by the caller; nothing here resolves a name.
 Each assistant step of a conversation becomes one turn record (``turn_id`` = ``"T.S"``):
 
 * a **tool call** is a turn of intent = the tool whose state diff writes every argument
@@ -19,7 +20,8 @@ User turns carry empty act lists (no IUV / WNF: MADS keeps no slot state for the
 Example:
     >>> from mads_bench.catalog import load_domain
     >>> from simulation.environment import simulate
-    >>> records = compile_trajectory(simulate(load_domain("mock").scenarios[0]))
+    >>> mock = load_domain("mock")
+    >>> records = compile_trajectory(simulate(mock.scenarios[0], domain=mock), domain=mock)
     >>> [r.intent for r in records][:2]  # doctest: +SKIP
     ['get_item', 'cancel_order']
 """
@@ -33,6 +35,7 @@ from typing import Any
 
 from evaluators.sage.records import DialogueAct, HistoryItem, TurnRecord
 from evaluators.sage.workflow import WorkflowSpec
+from mads_bench.catalog import Domain
 from mads_bench.data_model import json_leaves
 from mads_bench.text import split_sentences
 
@@ -76,14 +79,16 @@ def claims_completion(text: str, results: list[str] = ()) -> str | None:
 
 
 @cache
-def mads_spec(domain: str) -> WorkflowSpec:
-    """The `WorkflowSpec` of a MADS domain (cached; same as ``--schema mads:<domain>``)."""
-    return WorkflowSpec.from_source(f"mads:{domain}")
+def mads_spec(domain: Domain) -> WorkflowSpec:
+    """The `WorkflowSpec` of a loaded MADS domain (cached per pack; what ``--schema
+    mads:<domain>`` builds)."""
+    return WorkflowSpec.from_source(domain)
 
 
-def expected_write(spec: WorkflowSpec, domain: str, scenario: Any = None) -> str | None:
-    """The write tool a say is judged against before any successful write."""
-    intents = spec.service(domain).intents
+def expected_write(spec: WorkflowSpec, service: str, scenario: Any = None) -> str | None:
+    """The write tool a say is judged against before any successful write (``service``: the
+    MADS domain's name)."""
+    intents = spec.service(service).intents
     gold = [c.name for c in getattr(scenario, "gold_workflow", []) or []]
     writes = [n for n in gold if n in intents and intents[n].transactional]
     if writes:
@@ -119,7 +124,7 @@ def argument_state(arguments: dict[str, Any], tool: Any = None) -> dict[str, str
 
 def compile_messages(
     messages: list[dict[str, Any]],
-    domain: str,
+    domain: Domain,
     *,
     dialogue_id: str = "",
     scenario: Any = None,
@@ -131,7 +136,7 @@ def compile_messages(
         messages (`list[dict]`): Chat messages; assistant contents are Pre-Act steps, tool
             contents the results (``ok`` when known, else an object with ``code`` and
             ``message`` is an error).
-        domain (`str`): The MADS domain (service of the spec).
+        domain (`Domain`): The loaded MADS domain (its name is the service of the spec).
         dialogue_id (`str`): Written into the records.
         scenario (`Scenario`, *optional*): For the expected write tool.
         last_only (`bool`): Only the record of the last message (a reward's completion).
@@ -139,12 +144,11 @@ def compile_messages(
     Returns:
         `list[TurnRecord]`: One per readable assistant step of a known tool / per say.
     """
-    from mads_bench.catalog import load_domain
     from mads_bench.pre_act import parse_step
 
-    spec, tools = mads_spec(domain), load_domain(domain).tools
-    intents = spec.service(domain).intents
-    fallback = expected_write(spec, domain, scenario)
+    spec, tools, service = mads_spec(domain), domain.tools, domain.name
+    intents = spec.service(service).intents
+    fallback = expected_write(spec, service, scenario)
     history: list[HistoryItem] = []
     results: list[str] = []
     user, turn, step = "", -1, 0
@@ -182,14 +186,14 @@ def compile_messages(
                 pending = (action.name, state)
                 if keep and action.name in intents:
                     agent = f"{action.name}({json.dumps(action.arguments, ensure_ascii=False)})"
-                    records.append(_record(dialogue_id, where, domain, action.name, history,
+                    records.append(_record(dialogue_id, where, service, action.name, history,
                                            user, agent, {}, state, []))  # fmt: skip
                 continue
             claim = claims_completion(action.text, results)
             intent, state = written or (_claimed(claim, intents) or fallback, {})
             if keep and intent is not None:
                 acts = [DialogueAct(act="NOTIFY_SUCCESS", values=[claim])] if claim else []
-                records.append(_record(dialogue_id, where, domain, intent, history, user,
+                records.append(_record(dialogue_id, where, service, intent, history, user,
                                        action.text, state, state, acts))  # fmt: skip
             history.append(HistoryItem(speaker="agent", text=action.text))
     return records
@@ -226,8 +230,11 @@ def _record(dialogue_id, turn_id, domain, intent, history, user, agent, before, 
     )
 
 
-def compile_trajectory(trajectory: Any, scenario: Any = None) -> list[TurnRecord]:
-    """Turn records of a `mads_bench.data_model.Trajectory` (see `compile_messages`)."""
+def compile_trajectory(
+    trajectory: Any, scenario: Any = None, *, domain: Domain
+) -> list[TurnRecord]:
+    """Turn records of a `mads_bench.data_model.Trajectory` of the loaded ``domain`` (see
+    `compile_messages`)."""
     messages = [
         {
             "role": m.role,
@@ -236,29 +243,28 @@ def compile_trajectory(trajectory: Any, scenario: Any = None) -> list[TurnRecord
         }
         for m in trajectory.messages
     ]
-    return compile_messages(
-        messages, trajectory.domain, dialogue_id=trajectory.id, scenario=scenario
-    )
+    return compile_messages(messages, domain, dialogue_id=trajectory.id, scenario=scenario)
 
 
-def sage_failures_per_turn(trajectory: Any, scenario: Any = None) -> float | None:
+def sage_failures_per_turn(trajectory: Any, scenario: Any, domain: Domain) -> float | None:
     """SAGE-Core failures per turn record of a trajectory (None when nothing is checkable):
-    the rubric's SAGE counter (`simulation.validator.rubric.SageCounter`)."""
-    records = compile_trajectory(trajectory, scenario)
+    the rubric's SAGE counter (`simulation.validator.rubric.SageCounter`), handed the
+    scenario's loaded pack."""
+    records = compile_trajectory(trajectory, scenario, domain=domain)
     if not records:
         return None
-    verdicts = evaluator_for(trajectory.domain, None).evaluate(records)
+    verdicts = evaluator_for(domain, None).evaluate(records)
     return sum(v.verdict == "failure" for v in verdicts) / len(records)
 
 
-_EVALUATORS: dict[tuple[str, int], Any] = {}
+_EVALUATORS: dict[tuple[Domain, int], Any] = {}
 
 
-def evaluator_for(domain: str, verifier: Any = None) -> Any:
+def evaluator_for(domain: Domain, verifier: Any = None) -> Any:
     """A cached SAGE-Core `SageEvaluator` for the domain (one shared offline verifier).
 
     Args:
-        domain (`str`): The MADS domain.
+        domain (`Domain`): The loaded MADS domain.
         verifier (`GroundingVerifier`, *optional*): S2; the offline MiniLM default when None.
     """
     from evaluators.sage.cascade import SageConfig, SageEvaluator

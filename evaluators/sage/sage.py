@@ -9,7 +9,8 @@ from evaluators.sage.cascade import SageConfig, SageEvaluator
 from evaluators.sage.grounding import DEFAULT_ENCODER, OfflineGroundingVerifier
 from evaluators.sage.records import TurnLabel, TurnRecord
 from evaluators.sage.verdict_scoring import report
-from evaluators.sage.workflow import WorkflowSpec
+from evaluators.sage.workflow import WorkflowSpec, mads_domain
+from mads_bench.catalog import load_domain
 
 _DESCRIPTION = """\
 SAGE (sage.md): compiles each turn record (history, user turn, agent reply, state before and
@@ -97,5 +98,8 @@ class Sage(evaluate.Metric):
         config = SageConfig(verifier=OfflineGroundingVerifier(encoder=encoder))
         if not tagger:
             config.tagger = None
-        verdicts = SageEvaluator(WorkflowSpec.from_source(schema), config).evaluate(records)
+        # the evaluate module is an entry point: it resolves `mads:<domain>` and hands the pack down
+        name = mads_domain(schema)
+        spec = WorkflowSpec.from_source(load_domain(name) if name is not None else schema)
+        verdicts = SageEvaluator(spec, config).evaluate(records)
         return report(labels, verdicts, resamples=resamples)

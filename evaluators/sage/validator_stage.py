@@ -2,10 +2,10 @@
 claimed without the write call), decided by SAGE-Core over the trajectory's turn records.
 
 Not part of the default chain (``validate_trajectory`` runs the four MADS checks); call it
-alongside, e.g. ``verdict["checks"]["sage"] = sage_check(trajectory, scenario)``. The
-trajectory is compiled by `evaluators.sage.mads_turns.compile_trajectory` (one record per tool
-call and per say) against the domain's tool specs (``mads:<domain>``), then evaluated by
-SAGE-Core (S1 rules + S2 offline grounding, MiniLM loaded once per process).
+alongside, e.g. ``verdict["checks"]["sage"] = sage_check(trajectory, scenario, domain=pack)``.
+The trajectory is compiled by `evaluators.sage.mads_turns.compile_trajectory` (one record per
+tool call and per say) against the tool specs of the loaded domain the caller hands down, then
+evaluated by SAGE-Core (S1 rules + S2 offline grounding, MiniLM loaded once per process).
 
 Reasons name the turn and step like the other checks:
 ``turn 0 step 1: sage_pc: agent confirms while O(s) is false (missing ['order_id'])``.
@@ -15,8 +15,10 @@ for a pass, ``embedding`` when S2 took part. Undecided turns do not fail the sta
 Example:
     >>> from mads_bench.catalog import load_domain
     >>> from simulation.environment import simulate
-    >>> scenario = load_domain("mock").scenarios[1]
-    >>> sage_check(simulate(scenario), scenario)["passed"]  # doctest: +SKIP
+    >>> mock = load_domain("mock")
+    >>> scenario = mock.scenarios[1]
+    >>> trajectory = simulate(scenario, domain=mock)  # doctest: +SKIP
+    >>> sage_check(trajectory, scenario, domain=mock)["passed"]  # doctest: +SKIP
     True
 """
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mads_bench.catalog import Domain
 from mads_bench.data_model import Scenario, Trajectory
 from simulation.validator.common import CheckResult
 
@@ -31,13 +34,18 @@ _BY_STAGE = {"S1": "rules", "S2": "embedding", "S3": "judge"}
 
 
 def sage_check(
-    trajectory: Trajectory, scenario: Scenario | None = None, *, verifier: Any = None
+    trajectory: Trajectory,
+    scenario: Scenario | None = None,
+    *,
+    domain: Domain,
+    verifier: Any = None,
 ) -> dict[str, object]:
     """Run SAGE-Core on one trajectory.
 
     Args:
         trajectory (`Trajectory`): The conversation.
         scenario (`Scenario`, *optional*): For the write tool a completion claim needs.
+        domain (`Domain`): The conversation's loaded domain pack (its tool specs).
         verifier (`GroundingVerifier`, *optional*): S2; the offline MiniLM default when None.
 
     Returns:
@@ -46,10 +54,10 @@ def sage_check(
     from evaluators.sage.mads_turns import compile_trajectory, evaluator_for
 
     result = CheckResult()
-    records = compile_trajectory(trajectory, scenario)
+    records = compile_trajectory(trajectory, scenario, domain=domain)
     if not records:
         return result.to_dict()
-    verdicts = evaluator_for(trajectory.domain, verifier).evaluate(records)
+    verdicts = evaluator_for(domain, verifier).evaluate(records)
     for record, verdict in zip(records, verdicts, strict=True):
         turn, step = record.turn_id.split(".")
         for item in verdict.evidence:

@@ -3,9 +3,11 @@
 Built from an SGD-style ``schema.json`` (service → slots + intents with required/optional slots
 and a transactional flag) or from MADS tool specs (one intent per tool: its required
 parameters are the required fields, a ``write`` tool is transactional, i.e. calling it or
-saying "done" is the confirmation). ``WorkflowSpec.from_source`` reads either from the one
-string the command line, the ``evaluate`` module and the MADS bridge take: ``mads:<domain>``
-or the path of a ``schema.json``.
+saying "done" is the confirmation). ``WorkflowSpec.from_source`` reads either a loaded MADS
+`~mads_bench.catalog.Domain` or the path of a ``schema.json``. The command line and the
+``evaluate`` module take one string, ``mads:<domain>`` or a path: they resolve the domain's
+name (`mads_domain`) through the catalog themselves and hand the loaded pack down, so nothing
+here looks a domain up by name.
 
 * ``next_fields``: the legal next fields, the required slots of the intent still unfilled in
   the state the agent acts on. SGD has no finer order (every system REQUEST in the dev split
@@ -35,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mads_bench.catalog import Domain
+
+MADS_PREFIX = "mads:"
 # SGD's acts name these for what is not a slot: the intent offered or informed, a result count.
 ACT_PSEUDO_SLOTS = frozenset({"intent", "count"})
 
@@ -139,22 +144,26 @@ class WorkflowSpec:
         return cls(services, source)
 
     @classmethod
-    def from_source(cls, source: str | Path) -> WorkflowSpec:
-        """Build from ``mads:<domain>`` (that domain's tool specs) or an SGD ``schema.json`` path.
+    def from_source(cls, source: Domain | str | Path) -> WorkflowSpec:
+        """Build from a loaded MADS domain (its tool specs) or an SGD ``schema.json`` path.
+
+        A ``mads:<domain>`` string is the caller's to resolve (`mads_domain`, then
+        `mads_bench.catalog.load_domain`): the loaded `Domain` is what comes here.
 
         Raises:
-            `ValueError`: When the domain is unknown or the schema file is malformed.
+            `ValueError`: When the source is an unresolved ``mads:<domain>`` or the schema file
+                is malformed.
             `OSError`: When the schema file cannot be read.
 
         Example:
-            >>> sorted(WorkflowSpec.from_source("mads:mock").services)
+            >>> from mads_bench.catalog import load_domain
+            >>> sorted(WorkflowSpec.from_source(load_domain("mock")).services)
             ['mock']
         """
-        if isinstance(source, str) and source.startswith("mads:"):
-            from mads_bench.catalog import load_domain
-
-            domain = source.removeprefix("mads:")
-            return cls.from_tool_specs(domain, load_domain(domain).tools.values())
+        if isinstance(source, Domain):
+            return cls.from_tool_specs(source.name, source.tools.values())
+        if mads_domain(source) is not None:
+            raise ValueError(f"{source}: load the domain (mads_bench.catalog) and pass the Domain")
         return cls.from_sgd_schema(Path(source))
 
     @classmethod
@@ -163,7 +172,7 @@ class WorkflowSpec:
 
         Args:
             service (`str`): Name of the service (the MADS domain).
-            tools: `mads_bench.data_model.ToolSpec` objects (e.g. `load_domain(d).tools.values()`).
+            tools: `mads_bench.data_model.ToolSpec` objects (e.g. a `Domain`'s ``tools.values()``).
         """
         slots: dict[str, SlotSpec] = {}
         intents: dict[str, IntentSpec] = {}
@@ -258,3 +267,15 @@ class WorkflowSpec:
         if not spec.transactional:
             return []
         return [s for s in spec.required if not before.get(s) and after.get(s)]
+
+
+def mads_domain(source: str | Path) -> str | None:
+    """The domain name of a ``mads:<domain>`` schema source, else None (a path).
+
+    Example:
+        >>> mads_domain("mads:mock"), mads_domain("data/sgd/dev/schema.json")
+        ('mock', None)
+    """
+    if isinstance(source, str) and source.startswith(MADS_PREFIX):
+        return source.removeprefix(MADS_PREFIX)
+    return None

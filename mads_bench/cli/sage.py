@@ -303,11 +303,14 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def _schema(source: str) -> Any:
-    """The ``--schema`` workflow; a file that cannot be read is named with the flag."""
-    from evaluators.sage import WorkflowSpec
+    """The ``--schema`` workflow: ``mads:<domain>`` is resolved here, through the catalog, and
+    the loaded pack handed down; a file that cannot be read is named with the flag."""
+    from evaluators.sage import WorkflowSpec, mads_domain
+    from mads_bench.catalog import load_domain
 
     try:
-        return WorkflowSpec.from_source(source)
+        name = mads_domain(source)
+        return WorkflowSpec.from_source(load_domain(name) if name is not None else source)
     except OSError as err:
         raise UsageError(f"--schema {source}: {err.strerror or err}") from None
 

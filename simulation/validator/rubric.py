@@ -53,8 +53,9 @@ from mads_bench.pre_act import canonical_json
 from simulation.validator.common import CheckResult, Context, resolve
 from simulation.validator.task_success import TASK_PARTS, TaskSuccessChecker
 
-SageCounter = Callable[[Trajectory, Scenario], "float | None"]
-"""SAGE-Core failures per turn record of a conversation (``evaluators.sage.mads_turns``)."""
+SageCounter = Callable[[Trajectory, Scenario, Domain], "float | None"]
+"""SAGE-Core failures per turn record of a conversation (``evaluators.sage.mads_turns``), handed
+the scenario's loaded pack."""
 
 
 @dataclass
@@ -132,7 +133,7 @@ def grade_conversation(
         steps=len(assistant),
         turns=len({m.turn_index for m in trajectory.messages if m.role == "user"}),
         tool_calls=sum(m.tool_call is not None for m in assistant),
-        sage_failures_per_turn=sage(trajectory, scenario) if sage is not None else None,
+        sage_failures_per_turn=sage(trajectory, scenario, domain) if sage is not None else None,
         reasons=list(task.reasons),
     )
 

@@ -7,12 +7,14 @@ import pytest
 
 from evaluators.sage.mads_turns import claims_completion, compile_trajectory
 from evaluators.sage.validator_stage import sage_check
+from mads_bench.catalog import load_domain
 from mads_bench.data_model import Message, ToolCall, ToolResult, Trajectory
 from mads_bench.pre_act import Action, PreActStep, render_step
 from simulation.environment import simulate
 from tests.simulation.validator.corrupt import with_step
 
 BUY, CANCEL, KETTLE = "mock-buy-mug-unhappy", "mock-cancel-normal", "mock-kettle-impossible"
+MOCK = load_domain("mock")  # the pack each check is handed (nothing below looks it up)
 SYSTEM = "You are a mock shop assistant.\nToday is 2026-03-16.\n\nTools (...)"
 
 
@@ -56,7 +58,7 @@ def cancel_result(ok: bool) -> Message:
 def test_scripted_mock_conversations_pass(scenario_id, scenarios, minilm_static_path):
     # the scripted policy grounds every argument and claims completion only after the write
     scenario = scenarios[scenario_id]
-    verdict = sage_check(simulate(scenario, seed=0), scenario)
+    verdict = sage_check(simulate(scenario, seed=0), scenario, domain=MOCK)
     assert verdict == {"passed": True, "reasons": [], "decided_by": "rules"} or (
         verdict["passed"] and verdict["decided_by"] == "embedding"
     )
@@ -74,7 +76,7 @@ def test_fabricated_argument_fires_uv(scenarios, minilm_static_path):
     )
     assert call.tool_call.arguments == {"item_id": "I1", "quantity": 2}
     action = Action.tool("place_order", {"item_id": "I7", "quantity": 2})
-    verdict = sage_check(with_step(clean, index, action=action), scenario)
+    verdict = sage_check(with_step(clean, index, action=action), scenario, domain=MOCK)
     assert not verdict["passed"]
     # exactly one failure: the item id of that call (quantity 2 is an exempt small count)
     assert len(verdict["reasons"]) == 1
@@ -86,7 +88,7 @@ def test_fabricated_argument_fires_uv(scenarios, minilm_static_path):
 def test_completion_claim_without_write_fires_pc(minilm_static_path):
     # "is cancelled" with no cancel_order call at all: O(s) is false, the say confirms
     claim = _assistant(0, 0, Action.say("Your order O1 is cancelled."))
-    verdict = sage_check(cancel_conversation(claim))
+    verdict = sage_check(cancel_conversation(claim), domain=MOCK)
     assert verdict == {
         "passed": False,
         "reasons": [
@@ -101,11 +103,11 @@ def test_claim_after_successful_write_passes(minilm_static_path):
     # the same claim after cancel_order(O1) succeeded; O1 is in the user message (S1 support)
     call = _assistant(0, 0, Action.tool("cancel_order", {"order_id": "O1"}))
     claim = _assistant(0, 1, Action.say("Your order O1 is cancelled."))
-    verdict = sage_check(cancel_conversation(call, cancel_result(True), claim))
+    verdict = sage_check(cancel_conversation(call, cancel_result(True), claim), domain=MOCK)
     # "o1." keeps its full stop under SAGE's normaliser, so S2 (not S1) grounds the id
     assert verdict == {"passed": True, "reasons": [], "decided_by": "embedding"}
     # after a refused call the claim is premature again
-    verdict = sage_check(cancel_conversation(call, cancel_result(False), claim))
+    verdict = sage_check(cancel_conversation(call, cancel_result(False), claim), domain=MOCK)
     assert [r.split(":")[1].strip() for r in verdict["reasons"]] == ["sage_pc"]
 
 
@@ -113,7 +115,7 @@ def test_compiled_records():
     # one record per tool call (its arguments are the state diff) and per say
     call = _assistant(0, 0, Action.tool("cancel_order", {"order_id": "O1"}))
     claim = _assistant(0, 1, Action.say("Done: order O1 has been cancelled."))
-    records = compile_trajectory(cancel_conversation(call, cancel_result(True), claim))
+    records = compile_trajectory(cancel_conversation(call, cancel_result(True), claim), domain=MOCK)
     assert [(r.turn_id, r.intent) for r in records] == [
         ("0.0", "cancel_order"),
         ("0.1", "cancel_order"),

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evaluators.sage import WorkflowSpec
+from evaluators.sage import WorkflowSpec, mads_domain
 from mads_bench.catalog import load_domain
 from tests.evaluators.sage.conftest import SCHEMA
 
@@ -65,8 +65,8 @@ def test_from_mads_tool_specs():
 
 
 def test_from_source_reads_a_domain_or_a_schema_file(tmp_path):
-    # `mads:<domain>` is that domain's tool specs, as from_tool_specs builds them
-    spec = WorkflowSpec.from_source("mads:mock")
+    # a loaded domain is its tool specs, as from_tool_specs builds them
+    spec = WorkflowSpec.from_source(load_domain("mock"))
     expected = WorkflowSpec.from_tool_specs("mock", load_domain("mock").tools.values())
     assert spec.source == "tools:mock" and list(spec.services) == ["mock"]
     assert spec.intent("mock", "place_order") == expected.intent("mock", "place_order")
@@ -75,8 +75,10 @@ def test_from_source_reads_a_domain_or_a_schema_file(tmp_path):
     path.write_text(json.dumps(SCHEMA))
     assert list(WorkflowSpec.from_source(str(path)).services) == ["Restaurants_9"]
     assert WorkflowSpec.from_source(path).source == str(path)
-    # an unknown domain and a missing file are errors, not empty specs
-    with pytest.raises(ValueError, match="nope"):
-        WorkflowSpec.from_source("mads:nope")
+    # `mads:<domain>` is a name for the caller to resolve through the catalog: never here
+    assert mads_domain("mads:mock") == "mock" and mads_domain(str(path)) is None
+    with pytest.raises(ValueError, match="mads:mock: load the domain"):
+        WorkflowSpec.from_source("mads:mock")
+    # a missing file is an error, not an empty spec
     with pytest.raises(OSError):
         WorkflowSpec.from_source(str(tmp_path / "missing.json"))

@@ -30,7 +30,7 @@ def test_a_cut_conversation_did_not_end_and_earned_no_write(transfer, scenarios)
 
 def test_the_sage_counter_is_called_only_when_given(transfer, scenarios):
     assert _grade(transfer, scenarios[TRANSFER]).sage_failures_per_turn is None
-    counted = _grade(transfer, scenarios[TRANSFER], sage=lambda t, s: 0.25)
+    counted = _grade(transfer, scenarios[TRANSFER], sage=lambda t, s, d: 0.25)
     assert counted.sage_failures_per_turn == 0.25
 
 
