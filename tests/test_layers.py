@@ -73,6 +73,11 @@ RESOLVERS = {"load_domain", "domain_of", "load_pack", "load_all_scenarios"}
 BELOW_THE_ENVIRONMENT = ("simulation/runner.py", "simulation/tool_backend.py", "simulation/agents/")
 VALIDATOR_CHECKS = "simulation/validator/"
 VALIDATOR_ENTRIES = ("simulation/validator/aggregate.py", "simulation/validator/validate_run.py")
+# SAGE is handed the loaded pack as well (its callers: the command line, the validator stage's
+# callers, the rubric, the `sage` reward); its `evaluate` module is an entry point whose `schema`
+# argument is a `mads:<domain>` the user typed, so it alone resolves one
+SAGE = "evaluators/sage/"
+SAGE_ENTRIES = ("evaluators/sage/sage.py",)
 
 
 def test_only_the_catalog_resolves_domain_names() -> None:
@@ -92,17 +97,19 @@ def test_only_the_catalog_resolves_domain_names() -> None:
     below = [
         path
         for path in trees
-        if path.startswith((*BELOW_THE_ENVIRONMENT, VALIDATOR_CHECKS))
-        and path not in VALIDATOR_ENTRIES
+        if path.startswith((*BELOW_THE_ENVIRONMENT, VALIDATOR_CHECKS, SAGE))
+        and path not in (*VALIDATOR_ENTRIES, *SAGE_ENTRIES)
     ]
     assert "simulation/validator/state.py" in below and "simulation/agents/assistant.py" in below
+    assert {"evaluators/sage/mads_turns.py", "evaluators/sage/workflow.py"} <= set(below)
     looked_up = [
         f"{path}:{node.lineno}"
         for path in below
         for node in ast.walk(trees[path])
         if (isinstance(node, ast.ImportFrom) and node.module == "mads_bench.catalog"
             and {a.name for a in node.names} & RESOLVERS)
-        or (isinstance(node, ast.Call) and getattr(node.func, "id", None) in RESOLVERS)
+        or (isinstance(node, ast.Call)  # `load_domain(...)` or `catalog.load_domain(...)`
+            and RESOLVERS & {getattr(node.func, "id", None), getattr(node.func, "attr", None)})
     ]  # fmt: skip
     assert looked_up == [], f"a pack resolved below the environment: {looked_up}"
 
