@@ -45,6 +45,8 @@ import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
+from mads_bench.decode_attention import use_decode_attention
+
 __all__ = ["DecodeEngine", "DecodeResult", "GrowingLayer", "decode", "row_generators"]
 
 _SPARE = 128  # new cache columns allocated at once (amortises the copy of a reallocation)
@@ -198,6 +200,7 @@ class DecodeEngine:
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        use_decode_attention(model)
         self.model = model
         self.prefix_cache = prefix_cache
         self._prefixes: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, ...]]] = OrderedDict()

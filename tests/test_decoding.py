@@ -1,11 +1,13 @@
 """Continuous batching: each row gets what it would alone, and a finished row leaves the batch.
 
 tiny-lm in float32 (random weights: greedy tokens are far from ties, so batching cannot change
-them). The references are plain one-row `generate` calls.
+them). The references are plain one-row `generate` calls with transformers' SDPA attention
+(the engine switches the model it decodes with to `mads_decode`).
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import pytest
@@ -35,8 +37,10 @@ def _prompts(tokenizer) -> list[list[int]]:
 
 
 def _alone(model, prompt: list[int], max_new_tokens: int) -> list[int]:
+    reference = copy.deepcopy(model)
+    reference.set_attn_implementation("sdpa")
     with torch.no_grad():
-        out = model.generate(
+        out = reference.generate(
             input_ids=torch.tensor([prompt]), max_new_tokens=max_new_tokens, do_sample=False,
             pad_token_id=0, eos_token_id=None,
         )  # fmt: skip
