@@ -14,7 +14,8 @@ simulator lives in ``simulation``, GRPO rewards in ``rewards`` and the metrics i
 | `loading`, `files`, `errors` | YAML/JSON/JSONL reading; safe writes; the error family |
 | `embedding` | the one sentence-encoder wrapper (cache, batches, cosines) |
 | `models`, `model_builders` | the offline model resolver and the builders of its folders |
-| `precision`, `decoding`, `adapters` | dtype choice; the decode engine; LoRA adapters merged |
+| `precision`, `adapters` | dtype choice; LoRA adapters merged for inference |
+| `decoding`, `decode_attention`, `decode_worker` | the decode engine; its attention; its thread |
 | `atod_data`, `atod_lifecycle` | the ATOD dialogue format and its lifecycle figures |
 | `datasets` | trajectories into `trajectories` / `sft` / `grpo` DatasetDicts, cards, Hub |
 | `training` | the SFT → GRPO library of `recipes/`, step and conversation rollouts |

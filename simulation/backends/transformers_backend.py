@@ -22,7 +22,8 @@ prompts, 192 new tokens, batch 4): 9.05 s per step in float32, 6.35 s in bf16. (
 static KV cache measured no faster there, 6.50 vs 6.46 s per step, so the default cache stays.)
 
 Calls from several threads share one engine: a conversation's prompt joins the rows already
-decoding, and whichever caller holds the model steps every row. So conversations simulated
+decoding, and one thread of the backend's own steps every row (`mads_bench.decode_worker`:
+callers taking turns at stepping made each step 1.8x slower). So conversations simulated
 with `--concurrency C` decode up to C rows per forward pass, and one that finishes its reply
 moves on (its user and tool turns) while the others decode. Greedy replies depend on which
 rows share a step only through padding (rare near-ties of the argmax; none in float32 on the
@@ -46,7 +47,7 @@ from simulation.backends.registry import ChatMessage, register_backend, split_sp
 if TYPE_CHECKING:
     import torch
 
-    from mads_bench.decoding import DecodeEngine, DecodeResult
+    from mads_bench.decode_worker import DecodeWorker
 
 __all__ = ["TransformersBackend"]
 
@@ -104,10 +105,7 @@ class TransformersBackend(BaseChatBackend):
         self._model: Any = None
         self._tokenizer: Any = None
         self._load_lock = threading.Lock()
-        self._engine: DecodeEngine | None = None  # rows of every caller decode together
-        self._step_lock = threading.Lock()  # one decoding step at a time per model
-        self._finished: dict[int, DecodeResult] = {}  # by ticket, until its caller takes it
-        self._failed: dict[int, BaseException] = {}
+        self._worker: DecodeWorker | None = None  # rows of every caller decode together
 
     def load(self) -> None:
         """Load model and tokenizer now (otherwise done at the first `generate`).
@@ -122,6 +120,7 @@ class TransformersBackend(BaseChatBackend):
             import torch
 
             from mads_bench.adapters import load_for_inference
+            from mads_bench.decode_worker import on_own_thread
             from mads_bench.models import load_tokenizer, resolve_model
 
             path = resolve_model(self.model_name)
@@ -139,26 +138,33 @@ class TransformersBackend(BaseChatBackend):
             auto = self.dtype == "auto"
             dtype = None if auto else self.dtype
             dtype = getattr(torch, dtype) if isinstance(dtype, str) else dtype
-            model = load_for_inference(path, dtype=dtype)
-            model.to(self.device)
-            if auto:
-                model.to(inference_dtype(self.device, checkpoint=model.dtype))
-            self._tokenizer, self._model = tokenizer, model
 
-    def _engine_for_model(self) -> DecodeEngine:
+            def load_model() -> Any:  # off this thread: see `mads_bench.decode_worker`
+                model = load_for_inference(path, dtype=dtype)
+                model.to(self.device)
+                if auto:
+                    model.to(inference_dtype(self.device, checkpoint=model.dtype))
+                return model
+
+            self._tokenizer, self._model = tokenizer, on_own_thread(load_model)
+
+    def _decoder(self) -> DecodeWorker:
+        from mads_bench.decode_worker import DecodeWorker
         from mads_bench.decoding import DecodeEngine
 
-        if self._engine is None:
-            config = self._model.generation_config
-            eos = config.eos_token_id if config is not None else None
-            eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-            eos_ids.add(self._tokenizer.eos_token_id)
-            self._engine = DecodeEngine(
-                self._model, eos_ids=sorted(i for i in eos_ids if i is not None),
-                tokenizer=self._tokenizer, max_batch=self.batch_size,
-                prefix_cache=self.prefix_cache,
-            )  # fmt: skip
-        return self._engine
+        with self._load_lock:
+            if self._worker is None:
+                config = self._model.generation_config
+                eos = config.eos_token_id if config is not None else None
+                eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+                eos_ids.add(self._tokenizer.eos_token_id)
+                engine = DecodeEngine(
+                    self._model, eos_ids=sorted(i for i in eos_ids if i is not None),
+                    tokenizer=self._tokenizer, max_batch=self.batch_size,
+                    prefix_cache=self.prefix_cache,
+                )  # fmt: skip
+                self._worker = DecodeWorker(engine)
+        return self._worker
 
     def _generate(
         self,
@@ -177,35 +183,14 @@ class TransformersBackend(BaseChatBackend):
             for c in conversations
         ]
         prompts = self._tokenizer(texts, add_special_tokens=False).input_ids
-        engine = self._engine_for_model()
+        decoder = self._decoder()
         sampled = temperature > 0
         generators = row_generators(seed, len(prompts)) if sampled else [None] * len(prompts)
-        tickets = [
-            engine.submit(prompt, max_new_tokens=max_new_tokens, stop_strings=stop,
-                          temperature=temperature, generator=generator)
+        futures = [
+            decoder.submit(prompt, max_new_tokens=max_new_tokens, stop_strings=stop,
+                           temperature=temperature, generator=generator)
             for prompt, generator in zip(prompts, generators, strict=True)
         ]  # fmt: skip
-        results = self._run_until_done(set(tickets))
         return [
-            self._tokenizer.decode(results[t].tokens, skip_special_tokens=True) for t in tickets
+            self._tokenizer.decode(f.result().tokens, skip_special_tokens=True) for f in futures
         ]
-
-    def _run_until_done(self, tickets: set[int]) -> dict[int, DecodeResult]:
-        """Step the shared engine (any caller steps everyone's rows) until `tickets` finish."""
-        engine = self._engine
-        while True:
-            with self._step_lock:
-                if tickets <= self._finished.keys():
-                    return {t: self._finished.pop(t) for t in tickets}
-                failed = tickets & self._failed.keys()
-                if failed:
-                    error = self._failed[next(iter(failed))]
-                    for ticket in tickets:
-                        self._failed.pop(ticket, None)
-                        self._finished.pop(ticket, None)
-                    raise error
-                try:
-                    self._finished.update(engine.step())
-                except BaseException as error:  # every waiting caller gets it, not a hang
-                    for ticket in engine.cancel_all():
-                        self._failed[ticket] = error
