@@ -210,6 +210,8 @@ class DecodeEngine:
         self._waiting: deque[_Row] = deque()
         self._lock = threading.Lock()  # guards `_waiting` and the ticket counter
         self._next_ticket = 0
+        self.steps = 0  # decoding steps run (counters for benchmarks and progress reports)
+        self.tokens = 0  # tokens chosen, the one after each prefill included
         self._reset_batch()
 
     def _reset_batch(self) -> None:
@@ -332,6 +334,7 @@ class DecodeEngine:
         if key not in admitted and len(row.prompt) > _MIN_PREFIX:
             admitted[key] = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
         token = self._choose([row], output.logits[:, -1, :])[0]
+        self.tokens += 1
         if self._record(row, token):
             finished[row.ticket] = row.result()
             return
@@ -368,6 +371,8 @@ class DecodeEngine:
             use_cache=True,
         )
         tokens = self._choose(self._rows, output.logits[:, -1, :])
+        self.steps += 1
+        self.tokens += len(tokens)
         keep = [i for i, (row, token) in enumerate(zip(self._rows, tokens, strict=True))
                 if not self._record(row, token)]  # fmt: skip
         for index, row in enumerate(self._rows):

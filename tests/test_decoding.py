@@ -120,6 +120,7 @@ def test_requests_submitted_from_other_threads_join_the_running_batch(lm) -> Non
         done.update(engine.step())
         widths.append(engine.active_rows)
     assert max(widths) == 2 and widths[-1] == 0  # it joined, then the batch drained
+    assert (engine.tokens, engine.steps) == (12 + 3, 1 + len(widths))  # the counters
     assert done[late[0]].tokens == _alone(model, prompts[1], 3)
     assert done[first].tokens == _alone(model, prompts[0], 12)
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import torch
 
     from mads_bench.decode_worker import DecodeWorker
+    from mads_bench.decoding import DecodeEngine
 
 __all__ = ["TransformersBackend"]
 
@@ -147,6 +148,13 @@ class TransformersBackend(BaseChatBackend):
                 return model
 
             self._tokenizer, self._model = tokenizer, on_own_thread(load_model)
+
+    @property
+    def decode_engine(self) -> DecodeEngine:
+        """The engine every caller's rows decode in (loads the model when needed); its
+        `steps` and `tokens` count the work done so far."""
+        self.load()
+        return self._decoder().engine
 
     def _decoder(self) -> DecodeWorker:
         from mads_bench.decode_worker import DecodeWorker
