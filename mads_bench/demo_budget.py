@@ -95,14 +95,15 @@ class Reference:
 
 REFERENCE = Reference(
     cpu="AMD EPYC (Zen 5), 2 cores, bf16 native",
-    rates=Rates(forward_backward_s=3.31, decode_s=9.31),  # probes on an idle machine
-    fixed_s=60.0,  # simulate + validate + dataset 53 s, model setup
-    sft_step_s=5.45,  # the demo's 80 SFT updates
-    grpo_step_s=16.1,  # the demo's GRPO steps
-    eval_step_s=5.8,  # base 260 s and trained 244 s for 43 held-out steps
+    rates=Rates(forward_backward_s=3.73, decode_s=6.69),  # the demo's probes, machine idle
+    fixed_s=60.0,  # simulate + validate + dataset 29 s, the launches, loading, the probes
+    sft_step_s=3.27,  # the demo's 80 SFT updates
+    grpo_step_s=8.68,  # the demo's GRPO steps
+    eval_step_s=2.16,  # base 96 s, SFT 99 s, trained 97 s for 45 held-out steps
 )
-"""The demo the defaults were chosen on, on the 2-core Zen 5 (README, "make demo"): stage
-times of whole demo runs there, and the two probes timed on the same machine idle."""
+"""A whole demo on the 2-core Zen 5 the defaults were chosen on (README, "make demo"; 631 s in
+all, with the decode attention and the decoding thread): its stage times and the two probes it
+timed before it started."""
 
 
 @dataclass(frozen=True)
