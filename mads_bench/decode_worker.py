@@ -58,7 +58,7 @@ class DecodeWorker:
         linger (`float`): Seconds the thread waits for a new request once the engine is idle.
     """
 
-    def __init__(self, engine: DecodeEngine, *, linger: float = 30.0) -> None:
+    def __init__(self, engine: DecodeEngine, *, linger: float = 5.0) -> None:
         self.engine = engine
         self.linger = linger
         self._lock = threading.Condition()  # guards `_futures` and `_thread`; wakes the thread
