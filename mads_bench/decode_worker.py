@@ -32,22 +32,29 @@ T = TypeVar("T")
 
 
 def on_own_thread(function: Callable[[], T]) -> T:
-    """Call `function` on a new thread, wait, and return its result (or raise its error)."""
-    outcome: list = []
+    """Call `function` on a new thread that ends with it.
+
+    Args:
+        function (`Callable[[], T]`): What to run (loading a model, say).
+
+    Returns:
+        `T`: What `function` returned; what it raised is raised here.
+    """
+    result: list[T] = []
+    failure: list[BaseException] = []
 
     def call() -> None:
         try:
-            outcome.append((True, function()))
+            result.append(function())
         except BaseException as error:  # noqa: BLE001 - raised again in the caller's thread
-            outcome.append((False, error))
+            failure.append(error)
 
     thread = threading.Thread(target=call, name="mads-torch")
     thread.start()
     thread.join()
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return value
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 class DecodeWorker:
@@ -61,41 +68,67 @@ class DecodeWorker:
     def __init__(self, engine: DecodeEngine, *, linger: float = 5.0) -> None:
         self.engine = engine
         self.linger = linger
-        self._lock = threading.Condition()  # guards `_futures` and `_thread`; wakes the thread
+        self._wake = threading.Condition()  # guards `_futures` and `_thread`; wakes the thread
         self._futures: dict[int, Future[DecodeResult]] = {}
         self._thread: threading.Thread | None = None
 
     def submit(self, prompt: Sequence[int], **options: Any) -> Future[DecodeResult]:
-        """Queue one prompt (`options`: those of `DecodeEngine.submit`). Safe from any thread.
+        """Queue one prompt. Safe from any thread.
+
+        Args:
+            prompt (`Sequence[int]`): Token ids (at least one).
+            **options: Those of `DecodeEngine.submit` (`max_new_tokens`, `stop_strings`,
+                `temperature`, `top_p`, `generator`, `return_logprobs`).
 
         Returns:
-            `Future[DecodeResult]`: Resolved when the row finishes, or failed with the error
-            of the step that broke it.
+            `Future[DecodeResult]`: Resolved when the row finishes. When a step fails, every
+            request running or waiting then fails with its error (one submitted while that
+            step ran included). It cannot be cancelled: a caller that stops waiting leaves its
+            row to decode to its end.
+
+        Raises:
+            `ValueError`: What `DecodeEngine.submit` refuses; nothing is queued.
         """
         future: Future[DecodeResult] = Future()
-        with self._lock:
+        future.set_running_or_notify_cancel()
+        with self._wake:
             self._futures[self.engine.submit(prompt, **options)] = future
             if self._thread is None:
                 self._thread = threading.Thread(target=self._drive, name="mads-decode", daemon=True)
                 self._thread.start()
-            self._lock.notify()
+            self._wake.notify()
         return future
 
     def _drive(self) -> None:
-        while True:
-            with self._lock:  # a request submitted after an idle check wakes or starts a thread
-                if self.engine.idle:
-                    self._lock.wait(self.linger)
+        try:
+            while True:
+                with self._wake:  # a request submitted after the idle check wakes or starts one
                     if self.engine.idle:
-                        self._thread = None
-                        return
-            try:
-                done = self.engine.step()
-            except BaseException as error:  # noqa: BLE001 - handed to every waiting caller
-                with self._lock:
-                    for ticket in self.engine.cancel_all():
-                        self._futures.pop(ticket).set_exception(error)
-                continue
-            with self._lock:
-                for ticket, result in done.items():
-                    self._futures.pop(ticket).set_result(result)
+                        self._wake.wait(self.linger)
+                        if self.engine.idle:
+                            self._thread = None
+                            return
+                try:
+                    done = self.engine.step()
+                except BaseException as error:  # noqa: BLE001 - handed to every waiting caller
+                    self._fail_all(error)
+                    continue
+                with self._wake:
+                    for ticket, result in done.items():
+                        future = self._futures.pop(ticket, None)  # None: submitted to the engine
+                        if future is not None:
+                            future.set_result(result)
+        except BaseException as error:  # a fault of this loop: nobody may wait on a dead thread
+            self._fail_all(error, stop=True)
+            raise
+
+    def _fail_all(self, error: BaseException, *, stop: bool = False) -> None:
+        """Drop every row of the engine and fail every request with `error` (the row being
+        admitted and the rows finished in the failed step are no longer in the engine)."""
+        with self._wake:
+            self.engine.cancel_all()
+            for future in self._futures.values():
+                future.set_exception(error)
+            self._futures.clear()
+            if stop:
+                self._thread = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import torch
@@ -60,7 +61,7 @@ def test_the_thread_ends_when_idle_and_a_later_request_starts_another(lm):
     for _ in range(500):  # the thread clears itself once the engine has been idle a while
         if worker._thread is None:
             break
-        threading.Event().wait(0.01)
+        time.sleep(0.01)
     assert worker._thread is None
     assert len(worker.submit([5, 6], max_new_tokens=3).result(timeout=60).tokens) == 3
 
@@ -84,3 +85,21 @@ def test_on_own_thread_returns_the_result_or_raises_the_error_in_the_caller():
     assert on_own_thread(lambda: threading.current_thread().name) == "mads-torch"
     with pytest.raises(KeyError, match="missing"):
         on_own_thread(lambda: {}["missing"])
+
+
+def test_a_failed_prefill_fails_the_row_being_admitted_and_every_other(lm, monkeypatch):
+    model, tokenizer = lm
+    engine = DecodeEngine(model, eos_ids=[-1], max_batch=4)
+    worker = DecodeWorker(engine)
+    running = worker.submit(_prompts(tokenizer)[0], max_new_tokens=1000)  # still decoding below
+    while engine.active_rows == 0:  # the first row is decoding
+        time.sleep(0.001)
+    monkeypatch.setattr(engine, "_admit", lambda row, finished, admitted: (_ for _ in ()).throw(
+        RuntimeError("prefill broke")))  # fmt: skip
+    joining = worker.submit(_prompts(tokenizer)[1], max_new_tokens=4)  # off the queue, then lost
+    for future in (joining, running):
+        with pytest.raises(RuntimeError, match="prefill broke"):
+            future.result(timeout=60)
+    assert engine.idle and worker._futures == {}
+    monkeypatch.undo()  # the worker goes on serving
+    assert len(worker.submit([5, 6], max_new_tokens=2).result(timeout=60).tokens) == 2

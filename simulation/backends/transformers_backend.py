@@ -23,7 +23,9 @@ static KV cache measured no faster there, 6.50 vs 6.46 s per step, so the defaul
 
 Calls from several threads share one engine: a conversation's prompt joins the rows already
 decoding, and one thread of the backend's own steps every row (`mads_bench.decode_worker`:
-callers taking turns at stepping made each step 1.8x slower). So conversations simulated
+callers taking turns at stepping made each step 1.8x slower; a caller's thread-local torch
+state, autocast say, does not reach it, and a caller that stops waiting leaves its rows to
+finish). So conversations simulated
 with `--concurrency C` decode up to C rows per forward pass, and one that finishes its reply
 moves on (its user and tool turns) while the others decode. Greedy replies depend on which
 rows share a step only through padding (rare near-ties of the argmax; none in float32 on the

@@ -1,5 +1,7 @@
 """`transformers:<model>`: lazy loading, continuous batching, seeding, stop strings."""
 
+import threading
+
 import pytest
 
 from mads_bench.models import ModelNotFoundError
@@ -130,10 +132,23 @@ def test_a_failed_step_reaches_every_caller(tiny, monkeypatch):
         raise RuntimeError("device lost")
 
     monkeypatch.setattr(engine, "_decode_step", broken)
-    with pytest.raises(RuntimeError, match="device lost"):
-        tiny.complete(["x", "y"], max_new_tokens=4)
+    errors = []
+
+    def caller(prompt: str) -> None:
+        try:
+            tiny.complete([prompt], max_new_tokens=4)
+        except RuntimeError as error:
+            errors.append(str(error))
+
+    callers = [threading.Thread(target=caller, args=(p,)) for p in ("x", "y")]
+    for thread in callers:
+        thread.start()
+    for thread in callers:
+        thread.join(timeout=60)
+    assert errors == ["device lost"] * 2  # each caller got it; none hangs
     # nothing left waiting for a model that failed, and nothing left over for later calls
-    assert engine.idle and tiny._decoder()._futures == {}
+    with tiny._decoder()._wake:
+        assert engine.idle and tiny._decoder()._futures == {}
     monkeypatch.undo()
     assert len(tiny.complete(["x"], max_new_tokens=2)) == 1
 
