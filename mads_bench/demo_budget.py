@@ -18,8 +18,8 @@ Example:
     >>> plan = DemoPlan(sft_steps=80, grpo_steps=2, eval_steps=45)
     >>> estimate(plan, twice_as_slow).total_s == 2 * estimate(plan, Ratios(1, 1)).total_s
     True
-    >>> fitted = fit_steps(40, plan, twice_as_slow)
-    >>> fitted.sft_steps < plan.sft_steps, estimate(fitted, twice_as_slow).total_s <= 40 * 60
+    >>> fitted = fit_steps(15, plan, twice_as_slow)
+    >>> fitted.sft_steps < plan.sft_steps, estimate(fitted, twice_as_slow).total_s <= 15 * 60
     (True, True)
 """
 
