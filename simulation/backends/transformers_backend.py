@@ -123,7 +123,8 @@ class TransformersBackend(BaseChatBackend):
             import torch
 
             from mads_bench.adapters import load_for_inference
-            from mads_bench.decode_worker import on_own_thread
+            from mads_bench.decode_worker import DecodeWorker, on_own_thread
+            from mads_bench.decoding import DecodeEngine
             from mads_bench.models import load_tokenizer, resolve_model
 
             path = resolve_model(self.model_name)
@@ -149,32 +150,23 @@ class TransformersBackend(BaseChatBackend):
                     model.to(inference_dtype(self.device, checkpoint=model.dtype))
                 return model
 
-            self._tokenizer, self._model = tokenizer, on_own_thread(load_model)
+            model = on_own_thread(load_model)
+            config = model.generation_config
+            eos = config.eos_token_id if config is not None else None
+            eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+            eos_ids.add(tokenizer.eos_token_id)
+            engine = DecodeEngine(
+                model, eos_ids=sorted(i for i in eos_ids if i is not None), tokenizer=tokenizer,
+                max_batch=self.batch_size, prefix_cache=self.prefix_cache,
+            )  # fmt: skip
+            self._tokenizer, self._model, self._worker = tokenizer, model, DecodeWorker(engine)
 
     @property
     def decode_engine(self) -> DecodeEngine:
         """The engine every caller's rows decode in (loads the model when needed); its
         `steps` and `tokens` count the work done so far."""
         self.load()
-        return self._decoder().engine
-
-    def _decoder(self) -> DecodeWorker:
-        from mads_bench.decode_worker import DecodeWorker
-        from mads_bench.decoding import DecodeEngine
-
-        with self._load_lock:
-            if self._worker is None:
-                config = self._model.generation_config
-                eos = config.eos_token_id if config is not None else None
-                eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-                eos_ids.add(self._tokenizer.eos_token_id)
-                engine = DecodeEngine(
-                    self._model, eos_ids=sorted(i for i in eos_ids if i is not None),
-                    tokenizer=self._tokenizer, max_batch=self.batch_size,
-                    prefix_cache=self.prefix_cache,
-                )  # fmt: skip
-                self._worker = DecodeWorker(engine)
-        return self._worker
+        return self._worker.engine
 
     def _generate(
         self,
@@ -193,11 +185,10 @@ class TransformersBackend(BaseChatBackend):
             for c in conversations
         ]
         prompts = self._tokenizer(texts, add_special_tokens=False).input_ids
-        decoder = self._decoder()
         sampled = temperature > 0
         generators = row_generators(seed, len(prompts)) if sampled else [None] * len(prompts)
         futures = [
-            decoder.submit(prompt, max_new_tokens=max_new_tokens, stop_strings=stop,
+            self._worker.submit(prompt, max_new_tokens=max_new_tokens, stop_strings=stop,
                            temperature=temperature, generator=generator)
             for prompt, generator in zip(prompts, generators, strict=True)
         ]  # fmt: skip

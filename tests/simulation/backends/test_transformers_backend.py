@@ -77,7 +77,7 @@ def test_stop_string_truncates_the_same_sample(tiny):
 
 def _count_steps(tiny, monkeypatch) -> list[int]:
     """Spy on the shared engine: rows decoding at each step."""
-    engine = tiny._decoder().engine
+    engine = tiny._worker.engine
     widths, original = [], engine._decode_step
 
     def spy(finished):
@@ -94,7 +94,7 @@ def test_at_most_batch_size_rows_decode_together_and_order_is_kept(tiny, monkeyp
     prompts = ["long " * 9 + "A", "B", "mid " * 3 + "C", "D", "E"]
     expected = [tiny.complete([p], max_new_tokens=4)[0] for p in prompts]
     widths.clear()
-    monkeypatch.setattr(tiny._decoder().engine, "max_batch", 2)
+    monkeypatch.setattr(tiny._worker.engine, "max_batch", 2)
     # five prompts, two slots: rows wait, join as others leave, and land in their own place
     assert tiny.complete(prompts, max_new_tokens=4) == expected
     assert max(widths) == 2 and len(widths) > 4
@@ -126,7 +126,7 @@ def test_concurrent_calls_decode_in_the_same_steps(tiny, monkeypatch):
 
 def test_a_failed_step_reaches_every_caller(tiny, monkeypatch):
     tiny.load()
-    engine = tiny._decoder().engine
+    engine = tiny._worker.engine
 
     def broken(finished):
         raise RuntimeError("device lost")
@@ -147,8 +147,8 @@ def test_a_failed_step_reaches_every_caller(tiny, monkeypatch):
         thread.join(timeout=60)
     assert errors == ["device lost"] * 2  # each caller got it; none hangs
     # nothing left waiting for a model that failed, and nothing left over for later calls
-    with tiny._decoder()._wake:
-        assert engine.idle and tiny._decoder()._futures == {}
+    with tiny._worker._wake:
+        assert engine.idle and tiny._worker._futures == {}
     monkeypatch.undo()
     assert len(tiny.complete(["x"], max_new_tokens=2)) == 1
 
