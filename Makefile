@@ -12,7 +12,7 @@ export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install models demo test test-slow lint format bench clean
+.PHONY: install models demo test test-slow lint format bench bench-train clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,13 @@ format: install
 bench: install
 	$(BIN)/mads-bench models setup minilm minilm-static tiny-lm
 	$(BIN)/python -m benchmarks.run
+
+# Online success of the base and the demo's trained policy on unseen scenarios (runs the demo
+# first when outputs/demo holds no finished training); ~10 min on 2 cores after the demo.
+bench-train: install
+	$(BIN)/mads-bench models setup
+	@test -f outputs/demo/train_summary.json || $(BIN)/mads-bench demo --out outputs/demo
+	$(BIN)/python -m benchmarks.run online_gain
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis outputs
