@@ -77,6 +77,12 @@ def main(
             f"reward_weights has {len(weights)} values for {len(reward_funcs)} reward_funcs "
             f"({script_args.reward_funcs}); give one weight per reward."
         )
+    ranking = script_args.curriculum_reward
+    if ranking is not None and ranking not in script_args.reward_funcs:
+        raise UsageError(
+            f"curriculum_reward {ranking!r} is not one of reward_funcs "
+            f"{script_args.reward_funcs}; add it there (weight 0 logs it without optimising it)"
+        )
 
     train, test, dataset_info = load_training_splits(
         script_args.dataset_name,
@@ -157,11 +163,14 @@ def _curriculum(trainer, rollout_func, train, script_args):
 
     if script_args.rollout != "step":
         raise UsageError("curriculum_candidates works in step mode only (rollout: step)")
+    ranking = script_args.curriculum_reward
     rollout = rollout_func if isinstance(rollout_func, StepRollout) else StepRollout()
     kept, report = policy_reward_curriculum(
         trainer, rollout, train, candidates=script_args.curriculum_candidates,
         samples=script_args.curriculum_samples, keep=script_args.curriculum_keep,
         seed=script_args.subset_seed,
+        ranking_reward=None if ranking is None
+        else trainer.reward_funcs[script_args.reward_funcs.index(ranking)],
     )  # fmt: skip
     logger.info("curriculum: %s", report.to_dict())
     out = Path(trainer.args.output_dir)

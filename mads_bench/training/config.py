@@ -151,6 +151,10 @@ class GRPOScriptArguments(MadsScriptArguments):
         curriculum_samples (`int`): Completions sampled per probed row.
         curriculum_keep (`int`, *optional*): Keep at most this many probed rows, the largest
             reward spread first.
+        curriculum_reward (`str`, *optional*): Rank and keep the probed rows by the spread of
+            this one reward (a name in `reward_funcs`, e.g. `tool_name`: rows where the policy
+            sometimes names the gold tool) instead of the weighted total; a reward that is
+            `None` on a row (the tool name on a say step) gives that row no spread.
     """
 
     dataset_config: str | None = field(
@@ -203,6 +207,10 @@ class GRPOScriptArguments(MadsScriptArguments):
     )
     curriculum_keep: int | None = field(
         default=None, metadata={"help": "Curriculum: keep at most this many rows."}
+    )
+    curriculum_reward: str | None = field(
+        default=None,
+        metadata={"help": "Curriculum: rank rows by this reward's spread (default: the total)."},
     )
 
 

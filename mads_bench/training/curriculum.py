@@ -45,6 +45,7 @@ class CurriculumReport:
         mean_reward_probed (`float`): Mean weighted reward over every probed sample.
         mean_reward_kept (`float`): The same over the kept prompts' samples.
         seconds (`float`): Wall time of the probe.
+        ranked_by (`str`): `total` (the weighted rewards) or the ranking reward's name.
     """
 
     candidates: int
@@ -54,6 +55,7 @@ class CurriculumReport:
     mean_reward_probed: float
     mean_reward_kept: float
     seconds: float
+    ranked_by: str = "total"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,6 +88,7 @@ def policy_reward_curriculum(
     samples: int,
     keep: int | None = None,
     seed: int = 0,
+    ranking_reward: Any = None,
 ) -> tuple[Dataset, CurriculumReport]:
     """The rows of `dataset` on which the starting policy's sampled rewards differ.
 
@@ -100,6 +103,9 @@ def policy_reward_curriculum(
             (ties: the mean nearer half the best probed reward, where the policy is partly
             right). Default: every row with a spread.
         seed (`int`): Seed of the candidate sample.
+        ranking_reward (`Callable`, *optional*): One of the trainer's reward functions: rank
+            and keep rows by the spread of this reward alone (a `None` value counts 0), not
+            by the weighted total. The report's mean rewards stay the weighted total's.
 
     Returns:
         `(Dataset, CurriculumReport)`: The kept rows (in `dataset` order) and the probe's report.
@@ -131,10 +137,13 @@ def policy_reward_curriculum(
     }
     weights = [float(w) for w in trainer.reward_weights.tolist()]
     totals = weighted_rewards(trainer.reward_funcs, weights, texts, prompts=prompts, **columns)
-    groups = [totals[i * samples : (i + 1) * samples] for i in range(len(chosen))]
+    ranked_by = totals
+    if ranking_reward is not None:
+        ranked_by = weighted_rewards([ranking_reward], [1.0], texts, prompts=prompts, **columns)
+    groups = [ranked_by[i * samples : (i + 1) * samples] for i in range(len(chosen))]
     spread = [max(g) - min(g) for g in groups]
     means = [sum(g) / samples for g in groups]
-    best = max(totals, default=0.0)
+    best = max(ranked_by, default=0.0)
     ranked = sorted(
         (i for i in range(len(chosen)) if spread[i] > 1e-9),
         key=lambda i: (-spread[i], abs(means[i] - best / 2)),
@@ -151,7 +160,11 @@ def policy_reward_curriculum(
         zero_spread_share=round(1 - len(ranked) / len(chosen), 4),
         kept=len(kept),
         mean_reward_probed=round(sum(totals) / max(len(totals), 1), 4),
-        mean_reward_kept=round(sum(means[i] for i in kept) / len(kept), 4),
+        mean_reward_kept=round(
+            sum(sum(totals[i * samples : (i + 1) * samples]) for i in kept) / (len(kept) * samples),
+            4,
+        ),
         seconds=round(time.perf_counter() - started, 1),
+        ranked_by="total" if ranking_reward is None else ranking_reward.__name__,
     )
     return dataset.select([chosen[i] for i in kept]), report

@@ -54,6 +54,37 @@ def test_rows_whose_samples_disagree_are_kept_most_spread_first() -> None:
     assert every["prompt"] == ["c", "d"]
 
 
+def test_rows_can_be_ranked_by_one_reward() -> None:
+    # the total (2 x _answer) spreads on both rows; the ranking reward only on row b
+    def second_token_is_seven(completions, **_):
+        return [None if c.split()[0] == "0" else float(c.split()[1] == "7") for c in completions]
+
+    sampled = {"a": [[1, 0], [0, 1]], "b": [[2, 7], [9, 8]]}
+    dataset = Dataset.from_dict({"prompt": ["a", "b"], "gold": ["1", "2"]})
+
+    def rollout(prompts, trainer):
+        seen: dict[str, int] = {}
+        rows = []
+        for p in prompts:
+            rows.append(sampled[p][seen.get(p, 0)])
+            seen[p] = seen.get(p, 0) + 1
+        return {"completion_ids": rows}
+
+    by_total, report = policy_reward_curriculum(
+        _trainer(), rollout, dataset, candidates=2, samples=2
+    )
+    assert by_total["prompt"] == ["a", "b"] and report.ranked_by == "total"
+    kept, report = policy_reward_curriculum(
+        _trainer(), rollout, dataset, candidates=2, samples=2, ranking_reward=second_token_is_seven
+    )
+    # row a: a None (counted 0) and a 0.0 -> no spread; row b: 1.0 and 0.0
+    assert kept["prompt"] == ["b"]
+    assert (report.kept, report.zero_spread_share, report.ranked_by) == (
+        1, 0.5, "second_token_is_seven",
+    )  # fmt: skip
+    assert report.mean_reward_kept == 1.0  # the weighted total of b's samples: 2.0 and 0.0
+
+
 def test_no_spread_anywhere_is_an_error() -> None:
     dataset = Dataset.from_dict({"prompt": ["a"], "gold": ["1"]})
 

@@ -98,3 +98,21 @@ def test_grpo_script_without_dataset_name_exits_2(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert proc.stderr.splitlines()[-1] == NO_DATASET
     assert "Traceback" not in proc.stderr
+
+
+def test_curriculum_reward_outside_reward_funcs_is_one_line(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("grpo_recipe", REPO / "recipes/grpo.py")
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    argv = ["grpo.py", "--config", str(REPO / GRPO_CONFIG), "--dataset_name", "no/such/data",
+            "--output_dir", str(tmp_path), "--curriculum_reward", "tool_nmae"]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))
+    # refused before the dataset (which does not exist) is read
+    assert run_recipe_main(recipe.main, parser) == 2
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line.startswith("error: curriculum_reward 'tool_nmae' is not one of reward_funcs")
