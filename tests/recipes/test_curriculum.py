@@ -28,22 +28,29 @@ def _trainer():
     )
 
 
-def test_rows_whose_samples_disagree_are_kept_most_spread_first() -> None:
-    # row a: always right; b: always wrong; c: right, then half right; d: right once in three
-    sampled = {"a": [[1, 0], [1, 0], [1, 0]], "b": [[9, 8]] * 3, "c": [[3, 0], [0, 3], [3, 0]],
-               "d": [[4, 0], [7, 7], [7, 7]]}  # fmt: skip
-    dataset = Dataset.from_dict({"prompt": list("abcd"), "gold": ["1", "2", "3", "4"]})
-    calls = []
+def _replay(sampled, calls=None):
+    """A rollout that answers the i-th repeat of prompt p with ``sampled[p][i]``."""
 
     def rollout(prompts, trainer):
-        calls.append(len(prompts))
-        seen = {}
+        if calls is not None:
+            calls.append(len(prompts))
+        seen: dict[str, int] = {}
         rows = []
         for p in prompts:
             rows.append(sampled[p][seen.get(p, 0)])
             seen[p] = seen.get(p, 0) + 1
         return {"completion_ids": rows}
 
+    return rollout
+
+
+def test_rows_whose_samples_disagree_are_kept_most_spread_first() -> None:
+    # row a: always right; b: always wrong; c: right, then half right; d: right once in three
+    sampled = {"a": [[1, 0], [1, 0], [1, 0]], "b": [[9, 8]] * 3, "c": [[3, 0], [0, 3], [3, 0]],
+               "d": [[4, 0], [7, 7], [7, 7]]}  # fmt: skip
+    dataset = Dataset.from_dict({"prompt": list("abcd"), "gold": ["1", "2", "3", "4"]})
+    calls: list[int] = []
+    rollout = _replay(sampled, calls)
     kept, report = policy_reward_curriculum(
         _trainer(), rollout, dataset, candidates=4, samples=3, keep=1
     )
@@ -61,14 +68,7 @@ def test_rows_can_be_ranked_by_one_reward() -> None:
 
     sampled = {"a": [[1, 0], [0, 1]], "b": [[2, 7], [9, 8]]}
     dataset = Dataset.from_dict({"prompt": ["a", "b"], "gold": ["1", "2"]})
-
-    def rollout(prompts, trainer):
-        seen: dict[str, int] = {}
-        rows = []
-        for p in prompts:
-            rows.append(sampled[p][seen.get(p, 0)])
-            seen[p] = seen.get(p, 0) + 1
-        return {"completion_ids": rows}
+    rollout = _replay(sampled)
 
     by_total, report = policy_reward_curriculum(
         _trainer(), rollout, dataset, candidates=2, samples=2
