@@ -12,9 +12,10 @@ in float32 (`MADS_BENCH_BF16=0`, what a CPU without native bf16 gets) and SFT wi
 unquantised base (`load_in_4bit false`); the ratios say what each setting buys.
 Seconds per step are the trainer's `train_runtime / global_step` (model loading excluded);
 peak RSS is `ru_maxrss` of the training process; GRPO "as before" is the configuration this
-round started from (`rollout_weights: trained`, one completion per micro-batch); steps per
-merged sequence is the recipe's `steps_per_sequence` train metric. Needs `smollm2-135m` set
-up (`mads-bench models setup smollm2-135m`); takes several minutes on 2 cores.
+round started from (`rollout_weights: trained`, one completion per micro-batch, LoRA dropout
+on); steps per merged sequence is the recipe's `steps_per_sequence` train metric. Needs
+`smollm2-135m` set up (`mads-bench models setup smollm2-135m`); takes several minutes on 2
+cores.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def run() -> list[dict]:
             "--max_steps", str(GRPO_STEPS), "--sft_adapter_path", sft["output_dir"],
             "--rollout_weights", "trained", "--per_device_train_batch_size", "1",
             "--gradient_accumulation_steps", "2", "--steps_per_generation", "2",
+            "--disable_dropout", "false",
         )  # fmt: skip
         grpo_fp32 = launch(
             "recipes/grpo.py", DEMO_GRPO_CONFIG, "grpo_fp32",
@@ -156,7 +158,7 @@ def run() -> list[dict]:
         "value": grpo_before["seconds_per_step"] / grpo["seconds_per_step"], "unit": "x",
         "note": "same prompts, same run; before: TRL's generation from the 4-bit policy and "
         "one completion per micro-batch; now: rollouts from the merged copy through the decode "
-        "engine, the group in one packed sequence (SharedPromptGRPOTrainer)",
+        "engine, the group's prompt run once (SharedPromptGRPOTrainer), dropout off",
     })  # fmt: skip
     rows.append({
         "measure": "sft step time, unquantised LoRA / QLoRA",

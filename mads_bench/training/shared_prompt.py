@@ -1,26 +1,31 @@
-"""GRPO log-probabilities of a group's completions in one sequence: the prompt runs once.
+"""GRPO log-probabilities of a group's completions with the prompt run once.
 
 TRL 1.16 scores every completion of a group as its own row, `prompt + completion`, so a
 1.3k-token MADS prompt is run forward and backward once per completion (8 times for the paper's
-8 generations) while each completion is ~100-200 tokens. `SharedPromptGRPOTrainer` packs the
-rows of a micro-batch that share a prompt into one sequence instead:
+8 generations) while each completion is ~100-200 tokens. `SharedPromptGRPOTrainer` runs the
+prompt once per group instead, keeping its key/value cache in the autograd graph, and scores
+the group's completions as one batch on top of that cache:
 
-    prompt[:-1] | prompt[-1] completion_1 | prompt[-1] completion_2 | ...
+    prompt[:-1]                      -> cache (causal attention, no mask)
+    prompt[-1] completion_i  (x G)   -> log-probabilities, attending to the cache and itself
 
-Each segment starts with a copy of the prompt's last token at the same position (it predicts
-the completion's first token), carries its own position ids (continuing the prompt's), and an
-attention mask lets a segment see the shared prompt and itself only. Under that mask every
-completion token sees exactly what it sees in its own row, so its log-probability, its entropy
-and the gradient of the loss are those of TRL's per-row forward up to floating-point
-reassociation (`tests/recipes/test_shared_prompt.py` checks log-probabilities and gradients
-against TRL's own path). What changes is the cost: `P + sum(C_i + 1)` tokens instead of
-`G * (P + max C)` (padding included), and no padded attention.
+Each completion row starts with the prompt's last token (it predicts the completion's first
+token) at the position after the cache, and right padding is masked. Every completion token
+sees exactly what it sees in its own TRL row, so its log-probability, its entropy and the
+gradient of the loss (which reaches the prompt's tokens through the cache) are those of TRL's
+per-row forward up to floating-point reassociation (`tests/recipes/test_shared_prompt.py`
+checks log-probabilities and gradients against TRL's own path). What changes is the cost:
+`P + G * (max C + 1)` tokens instead of `G * (P + max C)`, and attention over `G` short rows
+against the cache instead of `G` full rows. (An earlier version packed the group into one
+sequence under a custom 4D mask; on CPU that mask kept SDPA off its causal kernel, and a demo
+update took 1.6x as long as with the cache.)
 
 Rows are grouped by their unpadded prompt ids, so any micro-batch works; a micro-batch whose
-rows all have different prompts, multimodal inputs, or a model whose attention cannot take a
-custom mask (only `sdpa` and `eager` can) go through TRL's own path. The gain needs a group's
-completions in one micro-batch: `per_device_train_batch_size` a multiple of `num_generations`
-(the CPU configs use one group per micro-batch).
+rows all have different prompts, multimodal inputs, an auxiliary loss, or a model wrapped for
+distributed training (two forwards before one backward would break its gradient hooks) go
+through TRL's own path. The gain needs a group's completions in one micro-batch:
+`per_device_train_batch_size` a multiple of `num_generations` (the CPU configs use one group
+per micro-batch).
 
 Example:
     >>> trainer = SharedPromptGRPOTrainer(model=..., reward_funcs=..., args=...)  # doctest: +SKIP
@@ -31,12 +36,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from transformers import DynamicCache
 from trl import GRPOTrainer
 
-__all__ = ["SharedPromptGRPOTrainer", "pack_group", "shared_prompt_groups"]
-
-_MASKABLE = ("sdpa", "eager")
-"""Attention implementations that take a custom 4D boolean mask."""
+__all__ = ["SharedPromptGRPOTrainer", "completion_batch", "shared_prompt_groups"]
 
 
 def shared_prompt_groups(
@@ -57,50 +60,42 @@ def shared_prompt_groups(
     return list(groups.values())
 
 
-def pack_group(
-    prompt: list[int], completions: list[list[int]]
+def completion_batch(
+    prompt: list[int], completions: list[list[int]], pad: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """One sequence holding a prompt once and every completion after it.
+    """The batch scored on top of the cache of `prompt[:-1]`: one row per completion.
 
     Args:
         prompt (`list[int]`): The shared prompt ids (at least one).
         completions (`list[list[int]]`): Each completion's ids (those its row attends to).
+        pad (`int`): The id written where a shorter row is padded (masked, never scored).
 
     Returns:
-        `(input_ids, position_ids, mask, labels)`: `[1, L]` ids and positions, a `[1, 1, L, L]`
-        boolean attention mask (True: may attend) and `[1, L]` next-token labels (`-100` except
-        where a position predicts a completion token: TRL's `shift_labels`).
+        `(input_ids, position_ids, attention_mask, labels)`: `[G, W]` ids (`prompt[-1]` then
+        the completion, right-padded) and their positions, the `[G, len(prompt) - 1 + W]`
+        padding mask over cache and rows, and `[G, W]` next-token labels (`-100` where a
+        position predicts no completion token: TRL's `shift_labels`).
 
     Example:
-        >>> ids, pos, mask, labels = pack_group([7, 8], [[1, 2], [3]])
+        >>> ids, pos, mask, labels = completion_batch([7, 8, 9], [[1], [2, 3]])
         >>> ids.tolist(), pos.tolist(), labels.tolist()
-        ([[7, 8, 1, 2, 8, 3]], [[0, 1, 2, 3, 1, 2]], [[-100, 1, 2, -100, 3, -100]])
-        >>> mask[0, 0, 4].tolist()  # the second segment's first token: prompt and itself
-        [True, False, False, False, True, False]
+        ([[9, 1, 0], [9, 2, 3]], [[2, 3, 4], [2, 3, 4]], [[1, -100, -100], [2, 3, -100]])
+        >>> mask.tolist()
+        [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]
     """
-    shared = prompt[:-1]
-    ids, positions = list(shared), list(range(len(shared)))
-    labels, segment = [-100] * len(shared), [0] * len(shared)
-    for index, completion in enumerate(completions, start=1):
-        tokens = [prompt[-1], *completion]
-        ids += tokens
-        positions += range(len(shared), len(shared) + len(tokens))
-        labels += [*completion, -100]
-        segment += [index] * len(tokens)
-    seg = torch.tensor(segment)
-    order = torch.arange(len(ids))
-    causal = order[None, :] <= order[:, None]
-    visible = (seg[None, :] == 0) | (seg[None, :] == seg[:, None])
-    return (
-        torch.tensor([ids]),
-        torch.tensor([positions]),
-        (causal & visible)[None, None],
-        torch.tensor([labels]),
-    )
+    cached, width = len(prompt) - 1, 1 + max(map(len, completions))
+    ids, mask, labels = [], [], []
+    for completion in completions:
+        padding = width - 1 - len(completion)
+        ids.append([prompt[-1], *completion] + [pad] * padding)
+        mask.append([1] * (cached + 1 + len(completion)) + [0] * padding)
+        labels.append([*completion] + [-100] * (padding + 1))
+    positions = torch.arange(cached, cached + width).expand(len(completions), -1)
+    return torch.tensor(ids), positions, torch.tensor(mask), torch.tensor(labels)
 
 
 class SharedPromptGRPOTrainer(GRPOTrainer):
-    """TRL's `GRPOTrainer`, scoring the completions of one prompt in one packed sequence."""
+    """TRL's `GRPOTrainer`, running the prompt of a group of completions once."""
 
     def _get_per_token_logps_and_entropies(
         self, model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
@@ -113,7 +108,7 @@ class SharedPromptGRPOTrainer(GRPOTrainer):
             compute_aux_loss
             or any(value is not None for value in multimodal.values())
             or all(len(group) == 1 for group in groups)
-            or _attention(model) not in _MASKABLE
+            or hasattr(model, "module")  # DDP / FSDP / DeepSpeed wrappers
         )
         if plain:
             return super()._get_per_token_logps_and_entropies(
@@ -128,32 +123,31 @@ class SharedPromptGRPOTrainer(GRPOTrainer):
             prompt = input_ids[group[0], :prompt_width][keep].tolist()
             completions = [input_ids[row, prompt_width:][seen[i]].tolist()
                            for i, row in enumerate(group)]  # fmt: skip
-            ids, positions, mask, labels = pack_group(prompt, completions)
-            device = input_ids.device
-            with self.accelerator.autocast():
-                out = model(
-                    input_ids=ids.to(device), position_ids=positions.to(device),
-                    attention_mask=mask.to(device), shift_labels=labels.to(device),
-                    fused_lm_head=True,
-                )  # fmt: skip
-            scored = (labels[0] != -100).to(device)
-            # the packed order is the rows' completion tokens one after the other
+            out = self._score_group(model, prompt, completions)
             for i, row in enumerate(group):
-                logps[row] = _unpack(out.log_probs[0][scored], seen, i, logits_to_keep)
+                logps[row] = _place(out.log_probs[i], seen[i], logits_to_keep)
                 if compute_entropy:
-                    entropies[row] = _unpack(out.entropy[0][scored], seen, i, logits_to_keep)
+                    entropies[row] = _place(out.entropy[i], seen[i], logits_to_keep)
         return torch.stack(logps), torch.stack(entropies) if compute_entropy else None, None
 
+    def _score_group(self, model: Any, prompt: list[int], completions: list[list[int]]) -> Any:
+        """The fused LM head's output for each completion, the prompt run once into a cache."""
+        device = model.device
+        cache = DynamicCache(config=model.config)
+        ids, positions, mask, labels = completion_batch(prompt, completions)
+        with self.accelerator.autocast():
+            if len(prompt) > 1:
+                model(input_ids=torch.tensor([prompt[:-1]], device=device), cache=cache,
+                      use_cache=True, logits_to_keep=1)  # fmt: skip
+                cache.batch_repeat_interleave(len(completions))
+            return model(
+                input_ids=ids.to(device), position_ids=positions.to(device),
+                attention_mask=mask.to(device), cache=cache, shift_labels=labels.to(device),
+                fused_lm_head=True,
+            )  # fmt: skip
 
-def _unpack(flat: torch.Tensor, seen: torch.Tensor, index: int, width: int) -> torch.Tensor:
-    """Row `index`'s values out of the packed completions, placed where it attends (else 0)."""
-    start = int(seen[:index].sum())
-    values = flat[start : start + int(seen[index].sum())]
-    return values.new_zeros(width).masked_scatter(seen[index].to(values.device), values)
 
-
-def _attention(model: Any) -> str | None:
-    config = getattr(model, "config", None)
-    if config is None and hasattr(model, "module"):
-        config = getattr(model.module, "config", None)
-    return getattr(config, "_attn_implementation", None)
+def _place(values: torch.Tensor, seen: torch.Tensor, width: int) -> torch.Tensor:
+    """One row's values (its completion tokens first) placed where it attends (else 0)."""
+    count = int(seen.sum())
+    return values.new_zeros(width).masked_scatter(seen.to(values.device), values[:count])

@@ -1,4 +1,4 @@
-"""A group's completions scored in one packed sequence give TRL's per-row log-probabilities,
+"""A group's completions scored on one run of their prompt give TRL's per-row log-probabilities,
 entropies and gradients (the policy: tiny-lm in 4-bit with a random LoRA adapter, float32)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from accelerate import Accelerator
 from trl import GRPOTrainer
 from trl.trainer.utils import add_fused_lm_head
 
-from mads_bench.training.shared_prompt import SharedPromptGRPOTrainer, pack_group
+from mads_bench.training.shared_prompt import SharedPromptGRPOTrainer, completion_batch
 from tests.recipes.test_fast_weights import _policy
 
 
@@ -48,7 +48,7 @@ def _score(cls, model, ids, mask, keep):
     return logps.detach(), entropy.detach(), grads
 
 
-def test_packed_group_equals_trls_rows(policy, monkeypatch) -> None:
+def test_shared_prompt_equals_trls_rows(policy, monkeypatch) -> None:
     prompt = [5, 17, 23, 42, 8, 99, 61]
     other = [11, 12, 13, 14]
     prompts = [prompt, prompt, other, prompt]
@@ -58,11 +58,11 @@ def test_packed_group_equals_trls_rows(policy, monkeypatch) -> None:
     trl = _score(GRPOTrainer, policy, ids, mask, keep)
     packs = []
     monkeypatch.setattr(
-        "mads_bench.training.shared_prompt.pack_group",
-        lambda prompt, rows: packs.append(len(rows)) or pack_group(prompt, rows),
+        "mads_bench.training.shared_prompt.completion_batch",
+        lambda prompt, rows: packs.append(len(rows)) or completion_batch(prompt, rows),
     )
     packed = _score(SharedPromptGRPOTrainer, policy, ids, mask, keep)
-    assert packs == [3, 1]  # the shared prompt packed once, the other row alone
+    assert packs == [3, 1]  # the shared prompt run once for its 3 rows, the other row alone
     torch.testing.assert_close(packed[0], trl[0], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(packed[1], trl[1], atol=1e-5, rtol=1e-5)
     assert trl[2].keys() == packed[2].keys() and trl[2]
@@ -73,16 +73,14 @@ def test_packed_group_equals_trls_rows(policy, monkeypatch) -> None:
 
 def test_rows_with_different_prompts_take_trls_path(policy, monkeypatch) -> None:
     ids, mask, keep = _batch([[5, 6, 7], [8, 9]], [[1, 2], [3, 4]])
-    monkeypatch.setattr("mads_bench.training.shared_prompt.pack_group", None)  # never called
+    monkeypatch.setattr("mads_bench.training.shared_prompt.completion_batch", None)  # never called
     logps, _, _ = _score(SharedPromptGRPOTrainer, policy, ids, mask, keep)
     assert logps.shape == (2, keep)
 
 
-def test_pack_group_layout() -> None:
-    ids, positions, mask, labels = pack_group([7, 8, 9], [[1], [2, 3]])
-    assert ids.tolist() == [[7, 8, 9, 1, 9, 2, 3]]
-    assert positions.tolist() == [[0, 1, 2, 3, 2, 3, 4]]
-    assert labels.tolist() == [[-100, -100, 1, -100, 2, 3, -100]]
-    rows = mask[0, 0].int().tolist()
-    assert rows[3] == [1, 1, 1, 1, 0, 0, 0]  # completion 1 sees the prompt and itself
-    assert rows[6] == [1, 1, 0, 0, 1, 1, 1]  # completion 2 never sees completion 1
+def test_completion_batch_layout() -> None:
+    ids, positions, mask, labels = completion_batch([7, 8, 9], [[1], [2, 3]], pad=5)
+    assert ids.tolist() == [[9, 1, 5], [9, 2, 3]]  # the prompt's last token, then the row
+    assert positions.tolist() == [[2, 3, 4], [2, 3, 4]]  # after the 2 cached prompt tokens
+    assert mask.tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]  # cache + row, padding masked
+    assert labels.tolist() == [[1, -100, -100], [2, 3, -100]]
