@@ -21,11 +21,11 @@ sequence under a custom 4D mask; on CPU that mask kept SDPA off its causal kerne
 update took 1.6x as long as with the cache.)
 
 Rows are grouped by their unpadded prompt ids, so any micro-batch works; a micro-batch whose
-rows all have different prompts, multimodal inputs, an auxiliary loss, or a model wrapped for
-distributed training (two forwards before one backward would break its gradient hooks) go
-through TRL's own path. The gain needs a group's completions in one micro-batch:
-`per_device_train_batch_size` a multiple of `num_generations` (the CPU configs use one group
-per micro-batch).
+rows all have different prompts, multimodal inputs, an auxiliary loss, gradient checkpointing
+(checkpointed layers fill no cache) or a model wrapped for distributed training (two forwards
+before one backward would break its gradient hooks) go through TRL's own path. The gain needs
+a group's completions in one micro-batch: `per_device_train_batch_size` a multiple of
+`num_generations` (the CPU configs use one group per micro-batch).
 
 Example:
     >>> trainer = SharedPromptGRPOTrainer(model=..., reward_funcs=..., args=...)  # doctest: +SKIP
@@ -109,6 +109,7 @@ class SharedPromptGRPOTrainer(GRPOTrainer):
             or any(value is not None for value in multimodal.values())
             or all(len(group) == 1 for group in groups)
             or hasattr(model, "module")  # DDP / FSDP / DeepSpeed wrappers
+            or self.args.gradient_checkpointing  # checkpointed layers keep no cache
         )
         if plain:
             return super()._get_per_token_logps_and_entropies(
@@ -139,6 +140,11 @@ class SharedPromptGRPOTrainer(GRPOTrainer):
             if len(prompt) > 1:
                 model(input_ids=torch.tensor([prompt[:-1]], device=device), cache=cache,
                       use_cache=True, logits_to_keep=1)  # fmt: skip
+                if cache.get_seq_length() != len(prompt) - 1:  # never score without the prompt
+                    raise RuntimeError(
+                        f"SharedPromptGRPOTrainer: the prompt's cache holds "
+                        f"{cache.get_seq_length()} of {len(prompt) - 1} tokens"
+                    )
                 cache.batch_repeat_interleave(len(completions))
             return model(
                 input_ids=ids.to(device), position_ids=positions.to(device),

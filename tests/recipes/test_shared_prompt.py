@@ -3,6 +3,8 @@ entropies and gradients (the policy: tiny-lm in 4-bit with a random LoRA adapter
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 from accelerate import Accelerator
@@ -13,9 +15,10 @@ from mads_bench.training.shared_prompt import SharedPromptGRPOTrainer, completio
 from tests.recipes.test_fast_weights import _policy
 
 
-def _trainer(cls):
+def _trainer(cls, checkpointing: bool = False):
     trainer = object.__new__(cls)  # only what the scoring method reads
     trainer.accelerator = Accelerator(cpu=True)
+    trainer.args = SimpleNamespace(gradient_checkpointing=checkpointing)
     return trainer
 
 
@@ -75,6 +78,15 @@ def test_rows_with_different_prompts_take_trls_path(policy, monkeypatch) -> None
     ids, mask, keep = _batch([[5, 6, 7], [8, 9]], [[1, 2], [3, 4]])
     monkeypatch.setattr("mads_bench.training.shared_prompt.completion_batch", None)  # never called
     logps, _, _ = _score(SharedPromptGRPOTrainer, policy, ids, mask, keep)
+    assert logps.shape == (2, keep)
+
+
+def test_gradient_checkpointing_takes_trls_path(policy, monkeypatch) -> None:
+    ids, mask, keep = _batch([[5, 6, 7], [5, 6, 7]], [[1, 2], [3, 4]])
+    monkeypatch.setattr("mads_bench.training.shared_prompt.completion_batch", None)  # never called
+    logps, _, _ = SharedPromptGRPOTrainer._get_per_token_logps_and_entropies(
+        _trainer(SharedPromptGRPOTrainer, checkpointing=True), policy, ids, mask, keep
+    )
     assert logps.shape == (2, keep)
 
 
