@@ -87,6 +87,9 @@ def run() -> list[dict]:
     evaluations, rewards = {}, {}
     for name, model in (("sft", sft), ("grpo", Path(grpo["output_dir"]))):
         predictions = out / f"predictions_{name}_{steps}_{conversations}.jsonl"
+        if name == "grpo":  # a new adapter every run: an earlier run's predictions are stale
+            for stale in (predictions, predictions.with_suffix(".manifest.json")):
+                stale.unlink(missing_ok=True)
         evaluations[name] = evaluate_model(str(model), rows, predictions, 192)
         rewards[name] = total_rewards(predictions)
     figures = {"mean_total_reward": reward_gain(rewards["sft"], rewards["grpo"])} | compare(
