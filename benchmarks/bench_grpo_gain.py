@@ -4,8 +4,8 @@ Slow (not part of a plain `make bench`; run `python -m benchmarks.run grpo_gain`
 demo's outputs (`MADS_BENCH_DEMO_DIR`, default `outputs/demo`: its dataset and SFT adapter,
 from a finished `make demo`), runs `recipes/grpo.py` with `GAIN_GRPO_CONFIG` (8 completions
 per prompt, a curriculum probe of the SFT policy first, the tool name rewarded; its comments say
-why) for `MADS_BENCH_GRPO_STEPS` steps (default 30) from that SFT adapter, and predicts
-held-out evaluation steps with both policies (`MADS_BENCH_EVAL_CONVERSATIONS` test
+why) for `MADS_BENCH_GRPO_STEPS` steps (default 15, four groups each) from that SFT adapter,
+and predicts held-out evaluation steps with both policies (`MADS_BENCH_EVAL_CONVERSATIONS` test
 conversations, default 16, every domain, the held-out home-services domain included).
 Reported, each with a 95% paired bootstrap CI of the difference over conversations: the
 mean total reward on held-out steps (MADS §4.3: action type + tool call + semantic, with
@@ -71,7 +71,7 @@ def run() -> list[dict]:
 
     started = time.perf_counter()
     demo = Path(os.environ.get("MADS_BENCH_DEMO_DIR", "outputs/demo"))
-    steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "30"))
+    steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "15"))
     conversations = int(os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS", "16"))
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
