@@ -22,6 +22,7 @@ import os
 import time
 from pathlib import Path
 
+from mads_bench.manifest import manifest_path
 from mads_bench.training.pipeline import run_recipe
 
 GAIN_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_gain.yaml"
@@ -88,7 +89,7 @@ def run() -> list[dict]:
     for name, model in (("sft", sft), ("grpo", Path(grpo["output_dir"]))):
         predictions = out / f"predictions_{name}_{steps}_{conversations}.jsonl"
         if name == "grpo":  # a new adapter every run: an earlier run's predictions are stale
-            for stale in (predictions, predictions.with_suffix(".manifest.json")):
+            for stale in (predictions, manifest_path(predictions)):
                 stale.unlink(missing_ok=True)
         evaluations[name] = evaluate_model(str(model), rows, predictions, 192)
         rewards[name] = total_rewards(predictions)
