@@ -4,7 +4,8 @@ Slow (not part of a plain `make bench`; run `python -m benchmarks.run grpo_gain`
 demo's outputs (`MADS_BENCH_DEMO_DIR`, default `outputs/demo`: its dataset and SFT adapter,
 from a finished `make demo`), runs `recipes/grpo.py` with `GAIN_GRPO_CONFIG` (8 completions
 per prompt, a curriculum probe of the SFT policy first, the tool name rewarded; its comments say
-why) for `MADS_BENCH_GRPO_STEPS` steps (default 15, four groups each) from that SFT adapter,
+why) for `MADS_BENCH_GRPO_STEPS` steps (default 15, four groups each) from that SFT adapter
+(`MADS_BENCH_GRPO_SEED` overrides the config's seed, to repeat the comparison on another seed),
 and predicts held-out evaluation steps with both policies (`MADS_BENCH_EVAL_CONVERSATIONS` test
 conversations, default 16, every domain, the held-out home-services domain included).
 Reported, each with a 95% paired bootstrap CI of the difference over conversations: the
@@ -74,20 +75,23 @@ def run() -> list[dict]:
     demo = Path(os.environ.get("MADS_BENCH_DEMO_DIR", "outputs/demo"))
     steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "15"))
     conversations = int(os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS", "16"))
+    seed = os.environ.get("MADS_BENCH_GRPO_SEED")
+    run_name = f"{steps}" if seed is None else f"{steps}_seed{int(seed)}"
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
         raise SystemExit(f"{sft}: no SFT adapter; run `make demo` (or set MADS_BENCH_DEMO_DIR)")
     out = demo / "grpo_gain"
     grpo = run_recipe(
-        "recipes/grpo.py", GAIN_GRPO_CONFIG, demo / "dataset", out / f"grpo_{steps}",
+        "recipes/grpo.py", GAIN_GRPO_CONFIG, demo / "dataset", out / f"grpo_{run_name}",
         extra_args=["--max_steps", str(steps), "--sft_adapter_path", str(sft), "--report_to",
-                    "none"],
+                    "none"] + ([] if seed is None else ["--seed", str(int(seed))]),
         echo=False, log=lambda message: print(message, flush=True),
     )  # fmt: skip
     rows = eval_rows(demo / "dataset", conversations, 0)
     evaluations, rewards = {}, {}
     for name, model in (("sft", sft), ("grpo", Path(grpo["output_dir"]))):
-        predictions = out / f"predictions_{name}_{steps}_{conversations}.jsonl"
+        tag = run_name if name == "grpo" else steps  # the SFT adapter is the same on every seed
+        predictions = out / f"predictions_{name}_{tag}_{conversations}.jsonl"
         if name == "grpo":  # a new adapter every run: an earlier run's predictions are stale
             for stale in (predictions, manifest_path(predictions)):
                 stale.unlink(missing_ok=True)
@@ -97,12 +101,12 @@ def run() -> list[dict]:
         evaluations["sft"], evaluations["grpo"]
     )
     minutes = (time.perf_counter() - started) / 60
-    (out / f"result_{steps}.json").write_text(
-        json.dumps({"grpo": grpo, "figures": figures, "minutes": minutes}, indent=2)
+    (out / f"result_{run_name}.json").write_text(
+        json.dumps({"grpo": grpo, "figures": figures, "minutes": minutes, "seed": seed}, indent=2)
     )
     note = (
-        f"SFT vs + {steps} GRPO steps; {len(rows)} held-out steps of "
-        f"{len(evaluations['sft'].conversations)} conversations"
+        f"SFT vs + {steps} GRPO steps (seed {seed or 'of the config'}); {len(rows)} held-out "
+        f"steps of {len(evaluations['sft'].conversations)} conversations"
     )
     result = [
         {

