@@ -76,6 +76,8 @@ def run() -> list[dict]:
     steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "15"))
     conversations = int(os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS", "16"))
     seed = os.environ.get("MADS_BENCH_GRPO_SEED")
+    if seed is not None and not seed.isdigit():
+        raise SystemExit(f"MADS_BENCH_GRPO_SEED={seed!r}: expected a non-negative integer")
     run_name = f"{steps}" if seed is None else f"{steps}_seed{int(seed)}"
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
