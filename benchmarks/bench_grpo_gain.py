@@ -5,7 +5,9 @@ demo's outputs (`MADS_BENCH_DEMO_DIR`, default `outputs/demo`: its dataset and S
 from a finished `make demo`), runs `recipes/grpo.py` with `GAIN_GRPO_CONFIG` (8 completions
 per prompt, a curriculum probe of the SFT policy first, the tool name rewarded; its comments say
 why) for `MADS_BENCH_GRPO_STEPS` steps (default 15, four groups each) from that SFT adapter
-(`MADS_BENCH_GRPO_SEED` overrides the config's seed, to repeat the comparison on another seed),
+(`MADS_BENCH_GRPO_SEED` overrides the config's seed; a comma-separated list, e.g. `0,1,2`,
+trains one policy per seed, reports each and their pooled gain: one 15-step run's held-out
+gain moved from -0.06 to +0.10 with its seed alone, recipes/README.md),
 and predicts held-out evaluation steps with both policies (`MADS_BENCH_EVAL_CONVERSATIONS` test
 conversations, default 16, every domain, the held-out home-services domain included).
 Reported, each with a 95% paired bootstrap CI of the difference over conversations: the
@@ -55,17 +57,73 @@ def total_rewards(predictions: Path) -> dict[tuple, float]:
     return dict(zip(keys, values, strict=True))
 
 
-def reward_gain(before: dict[tuple, float], after: dict[tuple, float], seed: int = 0) -> dict:
-    """Paired bootstrap (by conversation) of the mean total reward, after - before."""
+def reward_gain(before: dict[tuple, float], *afters: dict[tuple, float], seed: int = 0) -> dict:
+    """Paired bootstrap (by conversation) of the mean total reward, after - before.
+
+    With several `afters` (policies trained with different seeds), each step's after-reward
+    is their mean: the expected gain of the training procedure, not of one run of it.
+
+    Example:
+        >>> before = {("a", 0, 0): 0.0, ("b", 0, 0): 1.0}
+        >>> one, other = {("a", 0, 0): 1.0, ("b", 0, 0): 1.0}, {("a", 0, 0): 0.0, ("b", 0, 0): 1.0}
+        >>> reward_gain(before, one)["delta"], reward_gain(before, one, other)["delta"]
+        (0.5, 0.25)
+    """
     from evaluators.bootstrap import paired_bootstrap
 
+    if not afters:
+        raise ValueError("reward_gain: no policy to compare with")
     units: dict[str, tuple[list, list]] = {}
     for key, value in before.items():
         first, second = units.setdefault(key[0], ([], []))
         first.append(value or 0.0)
-        second.append(after[key] or 0.0)
+        second.append(sum(after[key] or 0.0 for after in afters) / len(afters))
     mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
     return paired_bootstrap([units[c] for c in sorted(units)], mean, seed=seed).to_dict()
+
+
+def _seeds(value: str | None) -> list[int | None]:
+    """`MADS_BENCH_GRPO_SEED`: unset (the config's seed) or comma-separated integers."""
+    if value is None:
+        return [None]
+    parts = [part.strip() for part in value.split(",")]
+    if not all(part.isdigit() for part in parts) or len(set(parts)) < len(parts):
+        raise SystemExit(
+            f"MADS_BENCH_GRPO_SEED={value!r}: expected distinct non-negative integers, "
+            "comma-separated (e.g. 0,1,2)"
+        )
+    return [int(part) for part in parts]
+
+
+def _gain_rows(figures: dict, note: str, label: str) -> list[dict]:
+    return [
+        {
+            "measure": f"held-out {key}: GRPO{label} - SFT",
+            "value": figures[key]["delta"],
+            "unit": "",
+            "note": f"{figures[key]['before']} -> {figures[key]['after']}, 95% CI "
+            f"[{figures[key]['ci_low']}, {figures[key]['ci_high']}]; {note}",
+        }
+        for key in FIGURES
+        if key in figures
+    ]
+
+
+def _train_rows(grpo: dict, label: str) -> list[dict]:
+    curve = grpo.get("rewards") or []
+    return [
+        {
+            "measure": f"GRPO{label} training reward, first -> mean of last 5 steps",
+            "value": sum(curve[-5:]) / max(len(curve[-5:]), 1), "unit": "",
+            "note": f"first {curve[0] if curve else None}; {grpo['seconds_per_step']} s/step; "
+            f"all: {[round(r, 3) for r in curve]}",
+        },
+        {
+            "measure": f"GRPO{label} groups with zero reward spread (share)",
+            "value": grpo.get("zero_spread_share"), "unit": "",
+            "note": f"curriculum probe: {grpo.get('curriculum')}",
+        },
+    ]  # fmt: skip
 
 
 def run() -> list[dict]:
@@ -75,67 +133,56 @@ def run() -> list[dict]:
     demo = Path(os.environ.get("MADS_BENCH_DEMO_DIR", "outputs/demo"))
     steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "15"))
     conversations = int(os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS", "16"))
-    seed = os.environ.get("MADS_BENCH_GRPO_SEED")
-    if seed is not None and not seed.isdigit():
-        raise SystemExit(f"MADS_BENCH_GRPO_SEED={seed!r}: expected a non-negative integer")
-    run_name = f"{steps}" if seed is None else f"{steps}_seed{int(seed)}"
+    seeds = _seeds(os.environ.get("MADS_BENCH_GRPO_SEED"))
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
         raise SystemExit(f"{sft}: no SFT adapter; run `make demo` (or set MADS_BENCH_DEMO_DIR)")
     out = demo / "grpo_gain"
-    grpo = run_recipe(
-        "recipes/grpo.py", GAIN_GRPO_CONFIG, demo / "dataset", out / f"grpo_{run_name}",
-        extra_args=["--max_steps", str(steps), "--sft_adapter_path", str(sft), "--report_to",
-                    "none"] + ([] if seed is None else ["--seed", str(int(seed))]),
-        echo=False, log=lambda message: print(message, flush=True),
-    )  # fmt: skip
     rows = eval_rows(demo / "dataset", conversations, 0)
-    evaluations, rewards = {}, {}
-    for name, model in (("sft", sft), ("grpo", Path(grpo["output_dir"]))):
-        tag = run_name if name == "grpo" else steps  # the SFT adapter is the same on every seed
-        predictions = out / f"predictions_{name}_{tag}_{conversations}.jsonl"
-        if name == "grpo":  # a new adapter every run: an earlier run's predictions are stale
-            for stale in (predictions, manifest_path(predictions)):
-                stale.unlink(missing_ok=True)
-        evaluations[name] = evaluate_model(str(model), rows, predictions, 192)
-        rewards[name] = total_rewards(predictions)
-    figures = {"mean_total_reward": reward_gain(rewards["sft"], rewards["grpo"])} | compare(
-        evaluations["sft"], evaluations["grpo"]
-    )
-    minutes = (time.perf_counter() - started) / 60
-    (out / f"result_{run_name}.json").write_text(
-        json.dumps({"grpo": grpo, "figures": figures, "minutes": minutes, "seed": seed}, indent=2)
-    )
+    sft_predictions = out / f"predictions_sft_{steps}_{conversations}.jsonl"
+    sft_evaluation = evaluate_model(str(sft), rows, sft_predictions, 192)
+    sft_rewards = total_rewards(sft_predictions)
     note = (
-        f"SFT vs + {steps} GRPO steps (seed {seed or 'of the config'}); {len(rows)} held-out "
-        f"steps of {len(evaluations['sft'].conversations)} conversations"
+        f"SFT vs + {steps} GRPO steps; {len(rows)} held-out steps of "
+        f"{len(sft_evaluation.conversations)} conversations"
     )
-    result = [
+    result, seed_rewards = [], []
+    for seed in seeds:
+        run_name = f"{steps}" if seed is None else f"{steps}_seed{seed}"
+        label = "" if len(seeds) == 1 else f" (seed {seed})"
+        grpo = run_recipe(
+            "recipes/grpo.py", GAIN_GRPO_CONFIG, demo / "dataset", out / f"grpo_{run_name}",
+            extra_args=["--max_steps", str(steps), "--sft_adapter_path", str(sft),
+                        "--report_to", "none"] + ([] if seed is None else ["--seed", str(seed)]),
+            echo=False, log=lambda message: print(message, flush=True),
+        )  # fmt: skip
+        predictions = out / f"predictions_grpo_{run_name}_{conversations}.jsonl"
+        for stale in (predictions, manifest_path(predictions)):  # a new adapter every run
+            stale.unlink(missing_ok=True)
+        evaluation = evaluate_model(grpo["output_dir"], rows, predictions, 192)
+        seed_rewards.append(total_rewards(predictions))
+        figures = {"mean_total_reward": reward_gain(sft_rewards, seed_rewards[-1])}
+        figures |= compare(sft_evaluation, evaluation)
+        (out / f"result_{run_name}.json").write_text(
+            json.dumps({"grpo": grpo, "figures": figures, "seed": seed}, indent=2)
+        )
+        result += _gain_rows(
+            figures, f"{note} (seed {seed if seed is not None else 'of the config'})", label
+        )
+        result += _train_rows(grpo, label)
+    if len(seeds) > 1:
+        pooled = {"mean_total_reward": reward_gain(sft_rewards, *seed_rewards)}
+        result += _gain_rows(
+            pooled,
+            f"{note}; each step's reward averaged over the seeds' policies",
+            f" (seeds {','.join(map(str, seeds))} pooled)",
+        )
+    minutes = (time.perf_counter() - started) / 60
+    result.append(
         {
-            "measure": f"held-out {key}: GRPO - SFT",
-            "value": figures[key]["delta"],
-            "unit": "",
-            "note": f"{figures[key]['before']} -> {figures[key]['after']}, 95% CI "
-            f"[{figures[key]['ci_low']}, {figures[key]['ci_high']}]; {note}",
+            "measure": "grpo_gain wall time (GRPO + evaluations)",
+            "value": round(minutes, 1), "unit": "min",
+            "note": f"budget: 30 min on 2 cores for one seed; {len(seeds)} seed(s)",
         }
-        for key in FIGURES
-    ]
-    curve = grpo.get("rewards") or []
-    result += [
-        {
-            "measure": "GRPO training reward, first -> mean of last 5 steps",
-            "value": sum(curve[-5:]) / max(len(curve[-5:]), 1), "unit": "",
-            "note": f"first {curve[0] if curve else None}; {grpo['seconds_per_step']} s/step; "
-            f"all: {[round(r, 3) for r in curve]}",
-        },
-        {
-            "measure": "GRPO groups with zero reward spread (share)",
-            "value": grpo.get("zero_spread_share"), "unit": "",
-            "note": f"curriculum probe: {grpo.get('curriculum')}",
-        },
-        {
-            "measure": "grpo_gain wall time (GRPO + both evaluations)",
-            "value": round(minutes, 1), "unit": "min", "note": "budget: 30 min on 2 cores",
-        },
-    ]  # fmt: skip
+    )  # fmt: skip
     return result
