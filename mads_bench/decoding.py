@@ -13,6 +13,9 @@ together in one `transformers.DynamicCache` instead:
   reaches its `max_new_tokens` (its cache rows are dropped), and a waiting request takes the
   free slot at the next step;
 - cache columns that are padding in every remaining row are trimmed away;
+- a decoding step of a Llama-style model on CPU runs through `FusedDecoder`
+  (`mads_bench.fused_decode`: fused, oneDNN-packed projections, no module stack), other
+  models through their own forward;
 - a decoding step writes its keys and values into spare room at the end of each layer's
   cache (`GrowingLayer`) instead of concatenating a new copy: transformers' `DynamicLayer`
   copies the whole cache at every token, which was 65% of a decoding step of SmolLM2-135M
@@ -46,6 +49,7 @@ from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 from mads_bench.decode_attention import use_decode_attention
+from mads_bench.fused_decode import fused_decoder
 
 __all__ = ["DecodeEngine", "DecodeResult", "GrowingLayer", "decode", "row_generators"]
 
@@ -202,6 +206,7 @@ class DecodeEngine:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         use_decode_attention(model)
         self.model = model
+        self._fused = fused_decoder(model)  # None: decoding steps use the model's forward
         self.prefix_cache = prefix_cache
         self._prefixes: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, ...]]] = OrderedDict()
         self.eos_ids = frozenset(int(i) for i in eos_ids)
@@ -363,14 +368,17 @@ class DecodeEngine:
     def _decode_step(self, finished: dict[int, DecodeResult]) -> None:
         ones = torch.ones(len(self._rows), 1, dtype=self._mask.dtype, device=self._mask.device)
         self._mask = torch.cat([self._mask, ones], dim=1)
-        output = self.model(
-            input_ids=self._pending[:, None],
-            attention_mask=self._mask,
-            position_ids=self._positions[:, None],
-            cache=self._cache,
-            use_cache=True,
-        )
-        tokens = self._choose(self._rows, output.logits[:, -1, :])
+        if self._fused is not None:
+            logits = self._fused(self._pending, self._positions, self._mask, self._cache)
+        else:
+            logits = self.model(
+                input_ids=self._pending[:, None],
+                attention_mask=self._mask,
+                position_ids=self._positions[:, None],
+                cache=self._cache,
+                use_cache=True,
+            ).logits[:, -1, :]
+        tokens = self._choose(self._rows, logits)
         self.steps += 1
         self.tokens += len(tokens)
         keep = [i for i, (row, token) in enumerate(zip(self._rows, tokens, strict=True))

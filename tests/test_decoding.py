@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from mads_bench.decoding import DecodeEngine, _sample, decode, row_generators
+from mads_bench.fused_decode import ENV as FUSED_ENV
 from mads_bench.models import load_tokenizer
 
 
@@ -195,6 +196,7 @@ def test_a_groups_copies_of_one_prompt_share_its_prefill(lm, monkeypatch) -> Non
         return original(*args, **kwargs)
 
     monkeypatch.setattr(model, "forward", spy)
+    monkeypatch.setenv(FUSED_ENV, "0")  # decoding steps through the forward too, to count them
     results = decode(
         model, [prompt] * 3, max_new_tokens=6, eos_ids=[-1], temperature=0.8, generator=5
     )
