@@ -20,6 +20,9 @@ Stages:
   1,350 tokens: prefill, then 192 decoded tokens, through the decode engine (what
   `eval`, `eval online`, `simulate` and `predict_steps` run: the transformers backend) and,
   side by side, through one padded `generate` call.
+- Decoding steps through `FusedDecoder` (the engine's default for Llama-style models on CPU)
+  against the model's own forward (`MADS_BENCH_FUSED_DECODE=0`), for the rollout copy and the
+  evaluation model, side by side.
 
 FLOPs count 2 per multiply-add over the linear layers and the LM head (tied to the embedding),
 plus 4 * layers * T^2 * hidden for causal attention's two matmuls (halved for the mask); the
@@ -28,6 +31,8 @@ backward pass of the adapted layers is 2x their forward, the frozen layers below
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 
 import torch
@@ -182,6 +187,8 @@ def _sft_and_grpo(bf16: bool, gflops: float, gbps: float) -> list[dict]:
     decode = max(generate - prefill, 0.0)
     # what the rollouts run: the copy through the decode engine (temperature sampling)
     fast_prefill, fast_decode = _engine_seconds(fast.model, prompt, GRPO_NEW, temperature=0.6)
+    with _unfused():
+        unfused_decode = _engine_seconds(fast.model, prompt, GRPO_NEW, temperature=0.6)[1]
     refresh = _timed(fast.refresh)
     model.train()
     sequences = torch.randint(0, config.vocab_size, (2, PROMPT_TOKENS + GRPO_NEW))
@@ -226,6 +233,7 @@ def _sft_and_grpo(bf16: bool, gflops: float, gbps: float) -> list[dict]:
         _row(name, seconds, flops, total, gflops, bf16, nbytes, gbps)
         for name, seconds, flops, total, nbytes in rows
     ]
+    out.append(_fused_ratio("GRPO decode from the merged copy", unfused_decode, fast_decode))
     out.append({
         "measure": "GRPO step, 4-bit generation / merged-copy generation", "unit": "x",
         "value": grpo_total / fast_total,
@@ -254,6 +262,8 @@ def _evaluation(bf16: bool, gflops: float, gbps: float) -> list[dict]:
         )  # fmt: skip
     decode = max(generate - prefill, 0.0)
     engine_prefill, engine_decode = _engine_seconds(model, prompts, EVAL_NEW, temperature=0.0)
+    with _unfused():
+        unfused_decode = _engine_seconds(model, prompts, EVAL_NEW, temperature=0.0)[1]
     total = engine_prefill + engine_decode
     width = 2 if bf16 else 4
     prefill_flops = EVAL_BATCH * _forward_flops(config, PROMPT_TOKENS, logits=1)
@@ -273,7 +283,31 @@ def _evaluation(bf16: bool, gflops: float, gbps: float) -> list[dict]:
         {"measure": "eval decode, plain generate / decode engine", "unit": "x",
          "value": decode / engine_decode,
          "note": f"{decode:.1f} s vs {engine_decode:.1f} s, same prompts, same run"},
+        _fused_ratio("eval decode", unfused_decode, engine_decode),
     ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def _unfused():
+    """The decode engine with its decoding steps through the model's own forward."""
+    from mads_bench.fused_decode import ENV
+
+    before = os.environ.get(ENV)
+    os.environ[ENV] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV)
+        else:
+            os.environ[ENV] = before
+
+
+def _fused_ratio(stage: str, unfused: float, fused: float) -> dict:
+    return {"measure": f"{stage}, model forward / FusedDecoder", "unit": "x",
+            "value": unfused / fused,
+            "note": f"{unfused:.2f} s vs {fused:.2f} s, decode engine, same prompts, same run "
+            "(MADS_BENCH_FUSED_DECODE=0 against the default)"}  # fmt: skip
 
 
 def _engine_seconds(model, prompts: torch.Tensor, new: int, temperature: float):

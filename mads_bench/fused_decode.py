@@ -203,7 +203,8 @@ class FusedDecoder:
         rows, heads, groups, dim = input_ids.shape[0], self.heads, self.kv_heads, self.head_dim
         hidden = self.embed(input_ids)
         cos, sin = self._rotary(position_ids, hidden.dtype)
-        keep = attention_mask.bool()[:, None, None, :]
+        blocked = torch.zeros(attention_mask.shape, dtype=torch.float32)  # -inf on padding
+        blocked = blocked.masked_fill_(attention_mask == 0, float("-inf"))[:, None, None, :]
         query_width, key_width = heads * dim, groups * dim
         for layer, cache_layer in zip(self.layers, cache.layers, strict=True):
             qkv = layer.qkv(self.norm_like(layer.input_norm, hidden))
@@ -214,8 +215,8 @@ class FusedDecoder:
             value = qkv[:, query_width + key_width :].view(rows, groups, 1, dim)
             keys, values = cache_layer.update(key, value)
             # the order and dtypes of `mads_bench.decode_attention` (keys @ queries^T)
-            scores = torch.matmul(keys, query.transpose(-1, -2)).transpose(-1, -2).float()
-            scores = (scores * layer.scaling).masked_fill(~keep, float("-inf"))
+            scores = torch.matmul(keys, query.transpose(-1, -2)).transpose(-1, -2)
+            scores = torch.add(blocked, scores.float(), alpha=layer.scaling)
             weights = torch.softmax(scores, dim=-1).to(values.dtype)
             attended = torch.matmul(weights, values).reshape(rows, query_width)
             hidden = hidden + layer.o(attended)
@@ -227,19 +228,19 @@ class FusedDecoder:
     def norm_like(self, norm: Any, hidden: torch.Tensor) -> torch.Tensor:
         """transformers' Llama RMSNorm: in float32, then back to the input dtype, then the
         weight."""
-        wide = hidden.float()
-        normed = wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)
+        normed = F.rms_norm(hidden.float(), hidden.shape[-1:], eps=norm.variance_epsilon)
         return norm.weight * normed.to(hidden.dtype)
 
     def _rotary(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        """cos and sin of each row's angles `[rows, 1, head_dim]`; sin's first half negated,
+        so that rotating is `x * cos + roll(x, half) * sin` (transformers' `rotate_half`)."""
         frequencies = positions[:, None].float() * self.inv_freq[None, :].float()
         angles = torch.cat([frequencies, frequencies], dim=-1)
         cos = (angles.cos() * self.rope_scaling).to(dtype)[:, None, :]
         sin = (angles.sin() * self.rope_scaling).to(dtype)[:, None, :]
-        return cos, sin
+        half = sin.shape[-1] // 2
+        return cos, torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)
 
 
-def _rotate(states: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    half = states.shape[-1] // 2
-    turned = torch.cat([-states[..., half:], states[..., :half]], dim=-1)
-    return states * cos + turned * sin
+def _rotate(states: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
+    return states * cos + states.roll(states.shape[-1] // 2, dims=-1) * signed_sin
