@@ -38,9 +38,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,11 +120,15 @@ class DecodeResult:
         finish_reason (`str`): `"eos"`, `"stop"` (a stop string completed) or `"length"`.
         logprobs (`list[float] | None`): Log-probability of each token (see the module
             docstring), or `None` unless asked for.
+        hidden (`torch.Tensor | None`): With `capture_layer`, the hidden states that entered
+            that layer for every token the model was fed, `[len(prompt) + len(tokens) - 1,
+            hidden]` (the prompt, then each new token but the last); else `None`.
     """
 
     tokens: list[int]
     finish_reason: str
     logprobs: list[float] | None = None
+    hidden: torch.Tensor | None = None
 
 
 @dataclass
@@ -141,10 +146,12 @@ class _Row:
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: str | None = None
+    hidden: list[torch.Tensor] = field(default_factory=list)  # with capture_layer, in order
 
     def result(self) -> DecodeResult:
         logprobs = self.logprobs if self.want_logprobs else None
-        return DecodeResult(self.tokens, self.finish_reason or "length", logprobs)
+        hidden = torch.cat(self.hidden) if self.hidden else None
+        return DecodeResult(self.tokens, self.finish_reason or "length", logprobs, hidden)
 
 
 def row_generators(seed: int | torch.Generator | None, count: int) -> list[torch.Generator]:
@@ -185,6 +192,9 @@ class DecodeEngine:
             reply); a new prompt that starts with one of them prefills only what follows the
             common prefix (a conversation's next step). 0: off. Only for a model whose
             weights do not change between requests.
+        capture_layer (`int`, *optional*): Record, for each request, the hidden states that
+            enter this decoder layer (`DecodeResult.hidden`): what a trainer whose layers
+            below it are frozen needs to run only the layers above. Not with `prefix_cache`.
 
     Example:
         >>> engine = DecodeEngine(model, eos_ids=[2], max_batch=4)  # doctest: +SKIP
@@ -201,9 +211,13 @@ class DecodeEngine:
         tokenizer: Any = None,
         max_batch: int = 8,
         prefix_cache: int = 0,
+        capture_layer: int | None = None,
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        if capture_layer is not None and prefix_cache:
+            raise ValueError("capture_layer needs prefix_cache=0 (a stored prefix keeps no states)")
+        self.capture_layer = capture_layer
         use_decode_attention(model)
         self.model = model
         self._fused = fused_decoder(model)  # None: decoding steps use the model's forward
@@ -294,7 +308,7 @@ class DecodeEngine:
             `dict[int, DecodeResult]`: The requests that finished during this step.
         """
         finished: dict[int, DecodeResult] = {}
-        admitted: dict[tuple[int, ...], list[tuple[torch.Tensor, ...]]] = {}
+        admitted: dict[tuple[int, ...], tuple[list[tuple[torch.Tensor, ...]], Any]] = {}
         with torch.inference_mode():
             while len(self._rows) < self.max_batch:
                 with self._lock:
@@ -322,7 +336,7 @@ class DecodeEngine:
         self,
         row: _Row,
         finished: dict[int, DecodeResult],
-        admitted: dict[tuple[int, ...], list[tuple[torch.Tensor, ...]]],
+        admitted: dict[tuple[int, ...], tuple[list[tuple[torch.Tensor, ...]], Any]],
     ) -> None:
         """Prefill `row` alone and merge it into the batch. A prompt already prefilled in
         this step (a GRPO group's copies of one prompt) reuses its keys and values: only its
@@ -331,13 +345,19 @@ class DecodeEngine:
         cache = _growing_cache(self.model.config)
         key = tuple(row.prompt)
         if key in admitted:
-            start = _fill(cache, admitted[key], len(row.prompt) - 1)
+            states, hidden = admitted[key]
+            start = _fill(cache, states, len(row.prompt) - 1)
+            row.hidden = [] if hidden is None else [hidden[:start]]
         else:
             start = self._reuse_prefix(row.prompt, cache)
         ids = torch.tensor([row.prompt[start:]], device=device)
-        output = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
+        captured: list[torch.Tensor] = []
+        with self._capturing(captured):
+            output = self.model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1)
+        row.hidden += [states[0] for states in captured]  # [1, new tokens, hidden]
         if key not in admitted and len(row.prompt) > _MIN_PREFIX:
-            admitted[key] = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
+            states = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
+            admitted[key] = (states, row.hidden[0] if row.hidden else None)
         token = self._choose([row], output.logits[:, -1, :])[0]
         self.tokens += 1
         if self._record(row, token):
@@ -368,16 +388,24 @@ class DecodeEngine:
     def _decode_step(self, finished: dict[int, DecodeResult]) -> None:
         ones = torch.ones(len(self._rows), 1, dtype=self._mask.dtype, device=self._mask.device)
         self._mask = torch.cat([self._mask, ones], dim=1)
+        captured: list[torch.Tensor] = []
         if self._fused is not None:
-            logits = self._fused(self._pending, self._positions, self._mask, self._cache)
+            logits = self._fused(self._pending, self._positions, self._mask, self._cache,
+                                 capture=captured if self.capture_layer is not None else None,
+                                 capture_layer=self.capture_layer or 0)  # fmt: skip
         else:
-            logits = self.model(
-                input_ids=self._pending[:, None],
-                attention_mask=self._mask,
-                position_ids=self._positions[:, None],
-                cache=self._cache,
-                use_cache=True,
-            ).logits[:, -1, :]
+            with self._capturing(captured):
+                logits = self.model(
+                    input_ids=self._pending[:, None],
+                    attention_mask=self._mask,
+                    position_ids=self._positions[:, None],
+                    cache=self._cache,
+                    use_cache=True,
+                ).logits[:, -1, :]
+        if captured:  # [rows, 1, hidden] or [rows, hidden]: one state per row
+            for row, state in zip(self._rows, captured[0].reshape(len(self._rows), 1, -1),
+                                  strict=True):  # fmt: skip
+                row.hidden.append(state)
         tokens = self._choose(self._rows, logits)
         self.steps += 1
         self.tokens += len(tokens)
@@ -391,6 +419,24 @@ class DecodeEngine:
         self._positions = self._positions + 1
         if len(keep) < len(self._rows):
             self._select(keep)
+
+    @contextlib.contextmanager
+    def _capturing(self, into: list[torch.Tensor]) -> Iterator[None]:
+        """While active, append the hidden states entering `capture_layer` to `into`
+        (`[1, tokens, hidden]` of a one-row prefill, `[rows, 1, hidden]` of a step)."""
+        if self.capture_layer is None:
+            yield
+            return
+
+        def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+            into.append(args[0] if args else kwargs["hidden_states"])
+
+        layer = _decoder_layers(self.model)[self.capture_layer]
+        handle = layer.register_forward_pre_hook(hook, with_kwargs=True)
+        try:
+            yield
+        finally:
+            handle.remove()
 
     def _keep_prefix(self, index: int, row: _Row) -> None:
         """Store a finished row's cached keys and values (its prompt and all but its last
@@ -467,6 +513,14 @@ class DecodeEngine:
         return row.finish_reason is not None
 
 
+def _decoder_layers(model: Any) -> Any:
+    """The decoder layers of a transformers causal LM (`model.model.layers`)."""
+    layers = getattr(getattr(model, "model", None), "layers", None)
+    if layers is None:
+        raise ValueError(f"capture_layer: {type(model).__name__} has no `model.layers`")
+    return layers
+
+
 def _fill(cache: DynamicCache, states: list[tuple[torch.Tensor, ...]], length: int) -> int:
     """Start a one-row `cache` with the first `length` columns of stored keys and values."""
     for layer, (keys, values) in zip(cache.layers, states, strict=True):
@@ -532,6 +586,7 @@ def decode(
     generator: int | torch.Generator | None = None,
     max_batch: int = 8,
     return_logprobs: bool = False,
+    capture_layer: int | None = None,
 ) -> list[DecodeResult]:
     """Generate for every prompt with continuous batching; results in input order.
 
@@ -549,6 +604,8 @@ def decode(
             `max_batch`, up to floating-point differences between batch shapes.
         max_batch (`int`): Most rows decoding at once.
         return_logprobs (`bool`): Also return each token's log-probability.
+        capture_layer (`int`, *optional*): Also return the hidden states entering this
+            decoder layer (`DecodeResult.hidden`).
 
     Returns:
         `list[DecodeResult]`: One per prompt.
@@ -563,7 +620,8 @@ def decode(
         raise ValueError(f"{len(bounds)} max_new_tokens for {len(prompts)} prompts")
     sampled = temperature > 0
     generators = row_generators(generator, len(prompts)) if sampled else [None] * len(prompts)
-    engine = DecodeEngine(model, eos_ids=eos_ids, tokenizer=tokenizer, max_batch=max_batch)
+    engine = DecodeEngine(model, eos_ids=eos_ids, tokenizer=tokenizer, max_batch=max_batch,
+                          capture_layer=capture_layer)  # fmt: skip
     tickets = [
         engine.submit(prompt, max_new_tokens=bound, stop_strings=stop_strings,
                       temperature=temperature, top_p=top_p, generator=row_generator,

@@ -195,10 +195,13 @@ class FusedDecoder:
         position_ids: torch.Tensor,
         attention_mask: torch.Tensor,
         cache: Any,
+        capture: list[torch.Tensor] | None = None,
+        capture_layer: int = 0,
     ) -> torch.Tensor:
         """One step: `input_ids` and `position_ids` `[rows]`, `attention_mask` `[rows,
         cached + 1]` (0 on padding), `cache` a `DynamicCache` whose layers take the new keys
-        and values; returns the next-token logits `[rows, vocab]`."""
+        and values; returns the next-token logits `[rows, vocab]`. With `capture`, the
+        hidden states entering layer `capture_layer` (`[rows, hidden]`) are appended to it."""
         self.refresh()
         rows, heads, groups, dim = input_ids.shape[0], self.heads, self.kv_heads, self.head_dim
         hidden = self.embed(input_ids)
@@ -206,7 +209,9 @@ class FusedDecoder:
         blocked = torch.zeros(attention_mask.shape, dtype=torch.float32)  # -inf on padding
         blocked = blocked.masked_fill_(attention_mask == 0, float("-inf"))[:, None, None, :]
         query_width, key_width = heads * dim, groups * dim
-        for layer, cache_layer in zip(self.layers, cache.layers, strict=True):
+        for index, (layer, cache_layer) in enumerate(zip(self.layers, cache.layers, strict=True)):
+            if capture is not None and index == capture_layer:
+                capture.append(hidden)
             qkv = layer.qkv(self.norm_like(layer.input_norm, hidden))
             rotated = _rotate(qkv[:, : query_width + key_width].view(rows, heads + groups, dim),
                               cos, sin)  # fmt: skip

@@ -207,3 +207,24 @@ def test_a_groups_copies_of_one_prompt_share_its_prefill(lm, monkeypatch) -> Non
     alone = decode(model, [prompt] * 3, max_new_tokens=6, eos_ids=[-1], temperature=0.8,
                    generator=5, max_batch=1)  # fmt: skip
     assert [r.tokens for r in results] == [r.tokens for r in alone]
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused-steps", "forward-steps"])
+def test_captured_states_are_what_enters_the_layer_in_a_full_forward(lm, fused, monkeypatch):
+    model, tokenizer = lm
+    if not fused:
+        monkeypatch.setenv(FUSED_ENV, "0")
+    layer = model.config.num_hidden_layers - 1
+    prompts = _prompts(tokenizer)
+    prompts = [prompts[1], prompts[3], prompts[1]]  # a shared prompt, prefilled once
+    results = decode(model, prompts, max_new_tokens=[6, 4, 5], eos_ids=[-1], max_batch=2,
+                     temperature=0.9, generator=3, capture_layer=layer)  # fmt: skip
+    for prompt, result in zip(prompts, results, strict=True):
+        fed = prompt + result.tokens[:-1]
+        with torch.no_grad():
+            out = model(input_ids=torch.tensor([fed]), output_hidden_states=True)
+        assert result.hidden.shape == (len(fed), model.config.hidden_size)
+        torch.testing.assert_close(result.hidden, out.hidden_states[layer][0], atol=1e-4, rtol=1e-4)
+    assert decode(model, prompts[:1], max_new_tokens=2, eos_ids=[-1])[0].hidden is None
+    with pytest.raises(ValueError, match="prefix_cache"):
+        DecodeEngine(model, eos_ids=[-1], prefix_cache=2, capture_layer=layer)

@@ -425,12 +425,17 @@ class HFPolicy:
         weights (`RolloutWeights`, *optional*): Generate from this copy of the policy
             (refreshed after each optimizer step) instead of the trained model.
         stop_strings (`Sequence[str]`): Where a row stops besides EOS.
+        capture_layer (`int`, *optional*): When decoding from `weights`, also keep the
+            hidden states entering this layer for each row of the last call (`states`).
     """
 
     def __init__(
-        self, trainer: Any, weights: Any = None, stop_strings: Sequence[str] = (STOP,)
-    ) -> None:
+        self, trainer: Any, weights: Any = None, stop_strings: Sequence[str] = (STOP,),
+        capture_layer: int | None = None,
+    ) -> None:  # fmt: skip
         self.trainer, self.weights, self.stop_strings = trainer, weights, list(stop_strings)
+        self.capture_layer = capture_layer
+        self.states: list[Any] | None = None  # the last call's captured states, if any
 
     def __call__(self, contexts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
         import copy
@@ -439,6 +444,7 @@ class HFPolicy:
             return []
         config = copy.deepcopy(self.trainer.generation_config)
         config.max_new_tokens = max_new_tokens
+        self.states = None
         if self.weights is not None and _plain_sampling(config):
             return self._decode(contexts, config)
         return self._generate(contexts, config)
@@ -457,8 +463,10 @@ class HFPolicy:
             tokenizer=trainer.processing_class,
             temperature=config.temperature if config.do_sample else 0.0,
             top_p=config.top_p if config.do_sample and config.top_p is not None else 1.0,
-            generator=seed, max_batch=len(contexts),
+            generator=seed, max_batch=len(contexts), capture_layer=self.capture_layer,
         )  # fmt: skip
+        if self.capture_layer is not None:
+            self.states = [result.hidden for result in results]
         return [result.tokens for result in results]
 
     def _generate(self, contexts: list[list[int]], config: Any) -> list[list[int]]:

@@ -6,7 +6,9 @@ what TRL's own transformers branch does (chat-template the prompts with TRL's to
 settings, sample with TRL's generation config, cut each completion after its first EOS), but
 from a `RolloutWeights` copy of the policy. The trainer then scores those tokens with the
 model it trains, exactly as for its own samples (`mads_bench.training.fast_weights` says why
-no importance weight is needed and how close the copy is).
+no importance weight is needed and how close the copy is). A trainer with `frozen_below` (the
+`SharedPromptGRPOTrainer`) also gets, for each row, the hidden states that entered its first
+trained layer, so that its update need not run the frozen layers below again.
 
 Example:
     >>> rollout = StepRollout()
@@ -51,12 +53,17 @@ class StepRollout:
         if self.weights is None:
             self.weights = RolloutWeights(trainer.model)
         prompt_ids = [list(ids) for ids in trainer._tokenize_prompts(prompts)[0]]
-        policy = HFPolicy(trainer, self.weights, stop_strings=())
+        # a trainer that can skip its frozen layers gets their output from the rollouts
+        layer = getattr(trainer, "frozen_below", None)
+        policy = HFPolicy(trainer, self.weights, stop_strings=(), capture_layer=layer)
         rows = policy(prompt_ids, trainer.args.max_completion_length)
         eos = set(trainer.eos_token_ids)
         pad = trainer.processing_class.pad_token_id
+        completions = [until_eos(row, eos, pad) for row in rows]
+        if policy.states is not None:
+            trainer.keep_rollout_states(prompt_ids, completions, policy.states)
         return {
             "prompt_ids": prompt_ids,
-            "completion_ids": [until_eos(row, eos, pad) for row in rows],
+            "completion_ids": completions,
             "logprobs": None,  # without vLLM TRL scores the tokens with the trained model
         }

@@ -18,7 +18,7 @@ from mads_bench.training.fast_weights import RolloutWeights, use_rollout_weights
 from mads_bench.training.step_rollout import StepRollout
 
 
-def _policy(path, seed: int = 0):
+def _policy(path, seed: int = 0, layers: list[int] | None = None):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
@@ -32,7 +32,8 @@ def _policy(path, seed: int = 0):
         dtype=torch.float32,
     )  # fmt: skip
     lora = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, task_type="CAUSAL_LM",
-                      target_modules=["q_proj", "v_proj", "down_proj"])  # fmt: skip
+                      target_modules=["q_proj", "v_proj", "down_proj"],
+                      layers_to_transform=layers)  # fmt: skip
     model = get_peft_model(model, lora)
     for name, parameter in model.named_parameters():
         if "lora_B" in name:

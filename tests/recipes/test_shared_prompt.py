@@ -11,7 +11,11 @@ from accelerate import Accelerator
 from trl import GRPOTrainer
 from trl.trainer.utils import add_fused_lm_head
 
-from mads_bench.training.shared_prompt import SharedPromptGRPOTrainer, completion_batch
+from mads_bench.training.shared_prompt import (
+    SharedPromptGRPOTrainer,
+    completion_batch,
+    first_trained_layer,
+)
 from tests.recipes.test_fast_weights import _policy
 
 
@@ -41,10 +45,10 @@ def policy(tiny_lm_path):
     return model
 
 
-def _score(cls, model, ids, mask, keep):
+def _score(cls, model, ids, mask, keep, trainer=None):
     model.zero_grad()
     logps, entropy, _ = cls._get_per_token_logps_and_entropies(
-        _trainer(cls), model, ids, mask, keep, compute_entropy=True
+        trainer or _trainer(cls), model, ids, mask, keep, compute_entropy=True
     )
     (logps * torch.linspace(0.5, 1.5, logps.numel()).view_as(logps)).sum().backward()
     grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
@@ -96,3 +100,40 @@ def test_completion_batch_layout() -> None:
     assert positions.tolist() == [[2, 3, 4], [2, 3, 4]]  # after the 2 cached prompt tokens
     assert mask.tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]  # cache + row, padding masked
     assert labels.tolist() == [[1, -100, -100], [2, 3, -100]]
+
+
+def test_the_trained_layers_alone_on_rollout_states_give_the_same_scores(tiny_lm_path) -> None:
+    """States that entered the first trained layer (here from the policy itself, so exact)
+    replace the frozen layers below: same log-probabilities, entropies and gradients, and the
+    frozen layer never runs; a group missing a state runs every layer."""
+    model = _policy(tiny_lm_path, seed=4, layers=[1])  # tiny-lm: 2 layers, layer 1 adapted
+    add_fused_lm_head(model.get_base_model(), temperature=0.7, outputs=("log_probs", "entropy"))
+    assert first_trained_layer(model) == 1
+    prompt, other = [5, 17, 23, 42, 8, 99, 61], [11, 12, 13, 14]
+    prompts = [prompt, prompt, prompt, other]
+    completions = [[3, 4, 5, 6, 7], [9, 8], [30, 31, 32, 33], [1, 2]]
+    ids, mask, keep = _batch(prompts, completions)
+    full = _score(SharedPromptGRPOTrainer, model, ids, mask, keep)
+    states = []
+    with torch.no_grad():
+        for p, c in zip(prompts[:3], completions[:3], strict=True):  # `other` has none
+            out = model(input_ids=torch.tensor([p + c[:-1]]), output_hidden_states=True)
+            states.append(out.hidden_states[1][0])
+    trainer = _trainer(SharedPromptGRPOTrainer)
+    trainer.model = model
+    assert trainer.frozen_below == 1
+    trainer.keep_rollout_states(prompts[:3], completions[:3], states)
+    bottom_runs = []
+    layer = model.get_base_model().model.layers[0]
+    handle = layer.register_forward_hook(lambda *args: bottom_runs.append(1))
+    try:
+        above = _score(SharedPromptGRPOTrainer, model, ids, mask, keep, trainer)
+    finally:
+        handle.remove()
+    assert len(bottom_runs) == 2  # only the group without states: its prompt, its completion
+    torch.testing.assert_close(above[0], full[0], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(above[1], full[1], atol=1e-5, rtol=1e-5)
+    assert above[2].keys() == full[2].keys() and full[2]
+    for name, grad in full[2].items():
+        torch.testing.assert_close(above[2][name], grad, atol=1e-5, rtol=1e-4, msg=name)
+    assert [layer.self_attn.layer_idx for layer in model.get_base_model().model.layers] == [0, 1]
