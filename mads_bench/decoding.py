@@ -217,6 +217,8 @@ class DecodeEngine:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         if capture_layer is not None and prefix_cache:
             raise ValueError("capture_layer needs prefix_cache=0 (a stored prefix keeps no states)")
+        if capture_layer is not None and not 0 <= capture_layer < len(_decoder_layers(model)):
+            raise ValueError(f"capture_layer {capture_layer} is not a layer of the model")
         self.capture_layer = capture_layer
         use_decode_attention(model)
         self.model = model

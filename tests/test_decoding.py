@@ -228,3 +228,5 @@ def test_captured_states_are_what_enters_the_layer_in_a_full_forward(lm, fused, 
     assert decode(model, prompts[:1], max_new_tokens=2, eos_ids=[-1])[0].hidden is None
     with pytest.raises(ValueError, match="prefix_cache"):
         DecodeEngine(model, eos_ids=[-1], prefix_cache=2, capture_layer=layer)
+    with pytest.raises(ValueError, match="not a layer"):
+        DecodeEngine(model, eos_ids=[-1], capture_layer=layer + 1)
