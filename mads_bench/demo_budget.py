@@ -95,15 +95,15 @@ class Reference:
 
 REFERENCE = Reference(
     cpu="AMD EPYC (Zen 5), 2 cores, bf16 native",
-    rates=Rates(forward_backward_s=3.73, decode_s=6.69),  # the demo's probes, machine idle
-    fixed_s=60.0,  # simulate + validate + dataset 29 s, the launches, loading, the probes
-    sft_step_s=3.27,  # the demo's 80 SFT updates
-    grpo_step_s=8.68,  # the demo's GRPO steps
-    eval_step_s=2.16,  # base 96 s, SFT 99 s, trained 97 s for 45 held-out steps
+    rates=Rates(forward_backward_s=2.43, decode_s=5.84),  # the probes, machine idle, same day
+    fixed_s=57.0,  # simulate + validate + dataset 30 s, the launches, loading, the probes
+    sft_step_s=2.97,  # the demo's 80 SFT updates
+    grpo_step_s=4.60,  # the demo's GRPO steps
+    eval_step_s=1.69,  # base 71 s, SFT 77 s, trained 80 s for 45 held-out steps
 )
-"""A whole demo on the 2-core Zen 5 the defaults were chosen on (README, "make demo"; 631 s in
-all, with the decode attention and the decoding thread): its stage times and the two probes it
-timed before it started."""
+"""A whole demo on the 2-core Zen 5 the defaults were chosen on (README, "make demo"; 532 s in
+all, with `FusedDecoder` and the GRPO update on the rollouts' frozen-layer states,
+2026-12-07): its stage times, and the two probes timed on the idle machine the same hour."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,7 @@ def measure_rates(model: str) -> Rates:
     lm.eval()
     prompts = [tokens[0].roll(row).tolist() for row in range(PROBE_ROWS)]  # no shared prefill
     with torch.no_grad():
+        decode(lm, prompts[:1], max_new_tokens=2, eos_ids=[-1])  # warm-up (packs the weights)
         started = time.perf_counter()
         decode(lm, prompts, max_new_tokens=PROBE_DECODE_STEPS, eos_ids=[-1])
         decoding = time.perf_counter() - started
