@@ -54,6 +54,7 @@ from mads_bench.fused_decode import fused_decoder
 
 __all__ = ["DecodeEngine", "DecodeResult", "GrowingLayer", "decode", "row_generators"]
 
+_NOT_BUILT = object()
 _SPARE = 128  # new cache columns allocated at once (amortises the copy of a reallocation)
 _MIN_PREFIX = 16  # a shorter stored prefix is not worth its lookup
 
@@ -222,7 +223,9 @@ class DecodeEngine:
         self.capture_layer = capture_layer
         use_decode_attention(model)
         self.model = model
-        self._fused = fused_decoder(model)  # None: decoding steps use the model's forward
+        # built at the first decoding step, on the thread that steps (packing runs oneDNN: a
+        # second thread with an OpenMP team makes every step slower, see `decode_worker`)
+        self._fused: Any = _NOT_BUILT
         self.prefix_cache = prefix_cache
         self._prefixes: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, ...]]] = OrderedDict()
         self.eos_ids = frozenset(int(i) for i in eos_ids)
@@ -391,6 +394,8 @@ class DecodeEngine:
         ones = torch.ones(len(self._rows), 1, dtype=self._mask.dtype, device=self._mask.device)
         self._mask = torch.cat([self._mask, ones], dim=1)
         captured: list[torch.Tensor] = []
+        if self._fused is _NOT_BUILT:
+            self._fused = fused_decoder(self.model)  # None: steps use the model's forward
         if self._fused is not None:
             logits = self._fused(self._pending, self._positions, self._mask, self._cache,
                                  capture=captured if self.capture_layer is not None else None,
