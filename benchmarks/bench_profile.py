@@ -31,9 +31,9 @@ backward pass of the adapted layers is 2x their forward, the frozen layers below
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
+from unittest import mock
 
 import torch
 
@@ -287,20 +287,11 @@ def _evaluation(bf16: bool, gflops: float, gbps: float) -> list[dict]:
     ]  # fmt: skip
 
 
-@contextlib.contextmanager
 def _unfused():
     """The decode engine with its decoding steps through the model's own forward."""
     from mads_bench.fused_decode import ENV
 
-    before = os.environ.get(ENV)
-    os.environ[ENV] = "0"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(ENV)
-        else:
-            os.environ[ENV] = before
+    return mock.patch.dict(os.environ, {ENV: "0"})
 
 
 def _fused_ratio(stage: str, unfused: float, fused: float) -> dict:

@@ -264,8 +264,8 @@ class SharedPromptGRPOTrainer(GRPOTrainer):
             return None
         width = 1 + max(map(len, completions))
         rows = found[0].new_zeros(len(completions), width, found[0].shape[-1])
+        start = len(prompt) - 1  # each row: the prompt's last token, then the completion's
         for row, (state, completion) in enumerate(zip(found, completions, strict=True)):
-            start = len(prompt) - 1  # the prompt's last token, then the completion's
             rows[row, : len(completion)] = state[start : start + len(completion)]
         return found[0][: len(prompt) - 1], rows
 
