@@ -8,8 +8,12 @@ why) for `MADS_BENCH_GRPO_STEPS` steps (default 15, four groups each) from that 
 (`MADS_BENCH_GRPO_SEED` overrides the config's seed; a comma-separated list, e.g. `0,1,2`,
 trains one policy per seed, reports each and their pooled gain: one 15-step run's held-out
 gain moved from -0.06 to +0.10 with its seed alone, recipes/README.md),
-and predicts held-out evaluation steps with both policies (`MADS_BENCH_EVAL_CONVERSATIONS` test
-conversations, default 16, every domain, the held-out home-services domain included).
+and predicts held-out evaluation steps with both policies, every domain, the held-out
+home-services domain included. The held-out conversations come in two splits of one seeded
+order (`MADS_BENCH_EVAL_SPLIT`): ``selection``, conversations 1-16, where every setting of
+the config was chosen (recipes/README.md, E1-E9), and ``report`` (the default), conversations
+17-48, where nothing was chosen: sweep on the first, report the second.
+`MADS_BENCH_EVAL_CONVERSATIONS` overrides the split's size.
 Reported, each with a 95% paired bootstrap CI of the difference over conversations: the
 mean total reward on held-out steps (MADS §4.3: action type + tool call + semantic, with
 MiniLM as in training), tool-name F1, parameter exact match, L-2 and the L-1 headline
@@ -29,6 +33,9 @@ from mads_bench.manifest import manifest_path
 from mads_bench.training.pipeline import run_recipe
 
 GAIN_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_gain.yaml"
+
+SPLITS = {"selection": (0, 16), "report": (16, 32)}
+"""`MADS_BENCH_EVAL_SPLIT` -> (conversations skipped, conversations taken) in `eval_rows`' order."""
 
 SLOW = True
 """Skipped by a plain `python -m benchmarks.run`; run it by name."""
@@ -95,6 +102,20 @@ def _seeds(value: str | None) -> list[int | None]:
     return [int(part) for part in parts]
 
 
+def _split(name: str, conversations: str | None) -> tuple[int, int]:
+    """`MADS_BENCH_EVAL_SPLIT` and `MADS_BENCH_EVAL_CONVERSATIONS` -> (skip, take)."""
+    if name not in SPLITS:
+        raise SystemExit(f"MADS_BENCH_EVAL_SPLIT={name!r}: expected one of {', '.join(SPLITS)}")
+    skip, take = SPLITS[name]
+    if conversations is not None:
+        if not conversations.isdigit() or int(conversations) < 1:
+            raise SystemExit(
+                f"MADS_BENCH_EVAL_CONVERSATIONS={conversations!r}: expected a positive integer"
+            )
+        take = int(conversations)
+    return skip, take
+
+
 def _gain_rows(figures: dict, note: str, label: str) -> list[dict]:
     return [
         {
@@ -132,19 +153,21 @@ def run() -> list[dict]:
     started = time.perf_counter()
     demo = Path(os.environ.get("MADS_BENCH_DEMO_DIR", "outputs/demo"))
     steps = int(os.environ.get("MADS_BENCH_GRPO_STEPS", "15"))
-    conversations = int(os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS", "16"))
+    split = os.environ.get("MADS_BENCH_EVAL_SPLIT", "report")
+    skip, conversations = _split(split, os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS"))
     seeds = _seeds(os.environ.get("MADS_BENCH_GRPO_SEED"))
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
         raise SystemExit(f"{sft}: no SFT adapter; run `make demo` (or set MADS_BENCH_DEMO_DIR)")
     out = demo / "grpo_gain"
-    rows = eval_rows(demo / "dataset", conversations, 0)
-    sft_predictions = out / f"predictions_sft_{steps}_{conversations}.jsonl"
+    rows = eval_rows(demo / "dataset", conversations, 0, skip=skip)
+    tag = f"{split}_{conversations}"
+    sft_predictions = out / f"predictions_sft_{tag}.jsonl"
     sft_evaluation = evaluate_model(str(sft), rows, sft_predictions, 192)
     sft_rewards = total_rewards(sft_predictions)
     note = (
         f"SFT vs + {steps} GRPO steps; {len(rows)} held-out steps of "
-        f"{len(sft_evaluation.conversations)} conversations"
+        f"{len(sft_evaluation.conversations)} conversations ({split} split)"
     )
     result, seed_rewards = [], []
     for seed in seeds:
@@ -156,7 +179,7 @@ def run() -> list[dict]:
                         "--report_to", "none"] + ([] if seed is None else ["--seed", str(seed)]),
             echo=False, log=lambda message: print(message, flush=True),
         )  # fmt: skip
-        predictions = out / f"predictions_grpo_{run_name}_{conversations}.jsonl"
+        predictions = out / f"predictions_grpo_{run_name}_{tag}.jsonl"
         for stale in (predictions, manifest_path(predictions)):  # a new adapter every run
             stale.unlink(missing_ok=True)
         evaluation = evaluate_model(grpo["output_dir"], rows, predictions, 192)

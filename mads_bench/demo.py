@@ -47,13 +47,15 @@ def _say(message: str) -> None:
 
 
 def eval_rows(
-    dataset: Path, conversations: int, seed: int, *, min_steps: int = 40
+    dataset: Path, conversations: int, seed: int, *, min_steps: int = 40, skip: int = 0
 ) -> list[dict[str, Any]]:
     """All test steps of a seeded sample of held-out conversations (whole, for L-2).
 
     Domains take turns (each shuffled with `seed`, the largest first: the held-out domain
     has the most test conversations), so a sample of 6 or more spans every domain. Once
     `conversations` are taken, more are added until the sample holds `min_steps` steps.
+    ``skip`` passes over the first conversations of that order: a sample that shares none
+    with ``eval_rows(dataset, skip, seed, min_steps=0)``.
     """
     from mads_bench.datasets import load_mads_dataset
 
@@ -72,7 +74,7 @@ def eval_rows(
         queues.append(ids)
     order = [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
     chosen: set[str] = set()
-    for cid in order:
+    for cid in order[skip:]:
         if len(chosen) >= conversations and sum(steps[c] for c in chosen) >= min_steps:
             break
         chosen.add(cid)

@@ -7,7 +7,7 @@ import doctest
 import pytest
 
 from benchmarks import bench_grpo_gain
-from benchmarks.bench_grpo_gain import _seeds, reward_gain
+from benchmarks.bench_grpo_gain import _seeds, _split, reward_gain
 
 
 def test_seeds_are_the_configs_or_distinct_integers() -> None:
@@ -17,6 +17,17 @@ def test_seeds_are_the_configs_or_distinct_integers() -> None:
     for bad in ("", "x", "1,1", "-1", "0,,1"):
         with pytest.raises(SystemExit, match="MADS_BENCH_GRPO_SEED"):
             _seeds(bad)
+
+
+def test_the_report_split_follows_the_selection_split_without_overlap() -> None:
+    assert _split("selection", None) == (0, 16)
+    assert _split("report", None) == (16, 32)  # starts where the selection split ends
+    assert _split("report", "8") == (16, 8)
+    with pytest.raises(SystemExit, match="MADS_BENCH_EVAL_SPLIT"):
+        _split("test", None)
+    for bad in ("0", "x", "-3"):
+        with pytest.raises(SystemExit, match="MADS_BENCH_EVAL_CONVERSATIONS"):
+            _split("report", bad)
 
 
 def test_the_pooled_gain_averages_each_steps_reward_over_the_seeds_policies() -> None:

@@ -117,6 +117,12 @@ def test_eval_rows_span_every_domain_and_reach_the_step_floor(tmp_path):
     more = eval_rows(tmp_path, 3, seed=0, min_steps=13)
     assert len(more) == 14 and len({r["conversation_id"] for r in more}) == 7
     assert eval_rows(tmp_path, 3, seed=0, min_steps=0) == chosen  # seeded
+    # skip passes over the first conversations of the same order: no conversation in both
+    later = eval_rows(tmp_path, 4, seed=0, min_steps=0, skip=3)
+    ids = {r["conversation_id"] for r in later}
+    assert len(ids) == 4 and not ids & {r["conversation_id"] for r in chosen}
+    first_seven = {r["conversation_id"] for r in eval_rows(tmp_path, 7, seed=0, min_steps=0)}
+    assert ids | {r["conversation_id"] for r in chosen} == first_seven
 
 
 def test_a_finished_training_run_is_reused_only_when_it_matches(tmp_path):
