@@ -13,7 +13,13 @@ home-services domain included. The held-out conversations come in two splits of 
 order (`MADS_BENCH_EVAL_SPLIT`): ``selection``, conversations 1-16, where every setting of
 the config was chosen (recipes/README.md, E1-E9), and ``report`` (the default), conversations
 17-48, where nothing was chosen: sweep on the first, report the second.
-`MADS_BENCH_EVAL_CONVERSATIONS` overrides the split's size.
+`MADS_BENCH_EVAL_CONVERSATIONS` overrides the split's size. `MADS_BENCH_GRPO_ARGS` adds
+recipe flags over the config for a sweep (e.g. `--beta 0.04`); they name the run's folder
+(`grpo_15_seed0_beta0.04`) and its result file, so sweep points do not overwrite each other.
+`MADS_BENCH_EVAL_SAMPLES=k` (default 0) also scores both policies on k samples per held-out
+step at the config's temperature (`SAMPLED_TEMPERATURE`, what GRPO trains on), each figure
+over all k samples of a step: the gain of the sampled policy, which greedy decoding of a
+135M model shows only through the steps whose argmax flips.
 Reported, each with a 95% paired bootstrap CI of the difference over conversations: the
 mean total reward on held-out steps (MADS §4.3: action type + tool call + semantic, with
 MiniLM as in training), tool-name F1, parameter exact match, L-2 and the L-1 headline
@@ -26,13 +32,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import time
 from pathlib import Path
 
+from mads_bench.demo import Evaluation
 from mads_bench.manifest import manifest_path
 from mads_bench.training.pipeline import run_recipe
 
 GAIN_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_gain.yaml"
+
+SAMPLED_TEMPERATURE = 0.7
+"""`MADS_BENCH_EVAL_SAMPLES` samples at the temperature `config_gain.yaml` trains at."""
 
 SPLITS = {"selection": (0, 16), "report": (16, 32)}
 """`MADS_BENCH_EVAL_SPLIT` -> (conversations skipped, conversations taken) in `eval_rows`' order."""
@@ -102,6 +114,72 @@ def _seeds(value: str | None) -> list[int | None]:
     return [int(part) for part in parts]
 
 
+def _overrides(value: str | None) -> tuple[list[str], str]:
+    """`MADS_BENCH_GRPO_ARGS` -> (recipe flags, the run-name suffix they give).
+
+    Example:
+        >>> _overrides("--beta 0.04 --learning_rate 5e-5")
+        (['--beta', '0.04', '--learning_rate', '5e-5'], '_beta0.04_learning_rate5e-5')
+        >>> _overrides("--reward_weights 1 1 1 2 0 0")[1]
+        '_reward_weights1-1-1-2-0-0'
+        >>> _overrides(None)
+        ([], '')
+    """
+    if not value or not value.strip():
+        return [], ""
+    try:
+        args = shlex.split(value)
+    except ValueError as error:
+        raise SystemExit(f"MADS_BENCH_GRPO_ARGS={value!r}: {error}") from None
+    if not args[0].startswith("--"):
+        raise SystemExit(
+            f"MADS_BENCH_GRPO_ARGS={value!r}: expected recipe flags, e.g. '--beta 0.04'"
+        )
+    parts: list[list[str]] = []
+    for arg in args:
+        if arg.startswith("--"):
+            parts.append([arg[2:], ""])
+        else:
+            parts[-1][1] += f"-{arg}" if parts[-1][1] else arg
+    suffix = re.sub(r"[^A-Za-z0-9._-]", "", "_".join(flag + values for flag, values in parts))
+    return args, "_" + suffix
+
+
+def _samples(value: str | None) -> int:
+    """`MADS_BENCH_EVAL_SAMPLES`: unset or a non-negative integer."""
+    if value is None:
+        return 0
+    if not value.strip().isdigit():
+        raise SystemExit(f"MADS_BENCH_EVAL_SAMPLES={value!r}: expected a non-negative integer")
+    return int(value)
+
+
+def sampled_evaluation(
+    model: str, rows: list[dict], stem: Path, samples: int
+) -> tuple[Evaluation, dict[tuple, float]]:
+    """`samples` sampled predictions of every row (files `<stem>_T<t>_s<i>.jsonl`, seeds
+    0..k-1): one Evaluation whose steps are (conversation, turn, step, sample) and each
+    step's total reward averaged over its samples."""
+    from mads_bench.demo import evaluate_model
+
+    evaluations, rewards = [], []
+    for sample in range(samples):
+        predictions = stem.with_name(f"{stem.name}_T{SAMPLED_TEMPERATURE}_s{sample}.jsonl")
+        evaluations.append(
+            evaluate_model(
+                model, rows, predictions, 192, temperature=SAMPLED_TEMPERATURE, seed=sample
+            )
+        )
+        rewards.append(total_rewards(predictions))
+    steps = {(*key, i): score for i, e in enumerate(evaluations) for key, score in e.steps.items()}
+    conversations = {
+        c: sum(e.conversations[c] for e in evaluations) / samples
+        for c in evaluations[0].conversations
+    }
+    pooled = Evaluation(l1={}, l2={}, steps=steps, conversations=conversations)
+    return pooled, {key: sum(r[key] or 0.0 for r in rewards) / samples for key in rewards[0]}
+
+
 def _split(name: str, conversations: str | None) -> tuple[int, int]:
     """`MADS_BENCH_EVAL_SPLIT` and `MADS_BENCH_EVAL_CONVERSATIONS` -> (skip, take)."""
     if name not in SPLITS:
@@ -156,6 +234,8 @@ def run() -> list[dict]:
     split = os.environ.get("MADS_BENCH_EVAL_SPLIT", "report")
     skip, conversations = _split(split, os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS"))
     seeds = _seeds(os.environ.get("MADS_BENCH_GRPO_SEED"))
+    overrides, variant = _overrides(os.environ.get("MADS_BENCH_GRPO_ARGS"))
+    samples = _samples(os.environ.get("MADS_BENCH_EVAL_SAMPLES"))
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
         raise SystemExit(f"{sft}: no SFT adapter; run `make demo` (or set MADS_BENCH_DEMO_DIR)")
@@ -165,18 +245,22 @@ def run() -> list[dict]:
     sft_predictions = out / f"predictions_sft_{tag}.jsonl"
     sft_evaluation = evaluate_model(str(sft), rows, sft_predictions, 192)
     sft_rewards = total_rewards(sft_predictions)
+    if samples:
+        sft_sampled = sampled_evaluation(str(sft), rows, out / f"predictions_sft_{tag}", samples)
     note = (
         f"SFT vs + {steps} GRPO steps; {len(rows)} held-out steps of "
         f"{len(sft_evaluation.conversations)} conversations ({split} split)"
+        + (f"; over the config: {shlex.join(overrides)}" if overrides else "")
     )
     result, seed_rewards = [], []
     for seed in seeds:
-        run_name = f"{steps}" if seed is None else f"{steps}_seed{seed}"
+        run_name = (f"{steps}" if seed is None else f"{steps}_seed{seed}") + variant
         label = "" if len(seeds) == 1 else f" (seed {seed})"
         grpo = run_recipe(
             "recipes/grpo.py", GAIN_GRPO_CONFIG, demo / "dataset", out / f"grpo_{run_name}",
             extra_args=["--max_steps", str(steps), "--sft_adapter_path", str(sft),
-                        "--report_to", "none"] + ([] if seed is None else ["--seed", str(seed)]),
+                        "--report_to", "none"] + ([] if seed is None else ["--seed", str(seed)])
+                       + overrides,
             echo=False, log=lambda message: print(message, flush=True),
         )  # fmt: skip
         predictions = out / f"predictions_grpo_{run_name}_{tag}.jsonl"
@@ -187,11 +271,27 @@ def run() -> list[dict]:
         figures = {"mean_total_reward": reward_gain(sft_rewards, seed_rewards[-1])}
         figures |= compare(sft_evaluation, evaluation)
         (out / f"result_{run_name}.json").write_text(
-            json.dumps({"grpo": grpo, "figures": figures, "seed": seed}, indent=2)
+            json.dumps(
+                {"grpo": grpo, "figures": figures, "seed": seed, "overrides": overrides}, indent=2
+            )
         )
         result += _gain_rows(
             figures, f"{note} (seed {seed if seed is not None else 'of the config'})", label
         )
+        if samples:
+            for stale in out.glob(f"predictions_grpo_{run_name}_{tag}_T*"):
+                stale.unlink()
+            sampled, sampled_rewards = sampled_evaluation(
+                grpo["output_dir"], rows, out / f"predictions_grpo_{run_name}_{tag}", samples
+            )
+            sampled_figures = {"mean_total_reward": reward_gain(sft_sampled[1], sampled_rewards)}
+            sampled_figures |= compare(sft_sampled[0], sampled)
+            result += _gain_rows(
+                sampled_figures,
+                f"{note}; {samples} samples per step at temperature {SAMPLED_TEMPERATURE}",
+                f"{label} sampled",
+            )
+            (out / f"result_{run_name}_sampled.json").write_text(json.dumps(sampled_figures))
         result += _train_rows(grpo, label)
     if len(seeds) > 1:
         pooled = {"mean_total_reward": reward_gain(sft_rewards, *seed_rewards)}

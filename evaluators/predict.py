@@ -18,6 +18,7 @@ Generation errors of a remote backend end the run with what was written kept.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -76,6 +77,14 @@ def _batches(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, A
         yield rows[start : start + size]
 
 
+def _batch_seed(seed: int, batch: list[dict[str, Any]]) -> int:
+    """A sampling seed of its own for each batch (the backend seeds row `i` of a call from
+    its seed and `i` alone, so one seed for every batch would repeat the draws), fixed by the
+    run's seed and the batch's rows."""
+    keys = "|".join(map(str, map(row_key, batch)))
+    return int.from_bytes(hashlib.sha256(f"{seed}|{keys}".encode()).digest()[:7], "big")
+
+
 def predict_steps(
     rows: Iterable[dict[str, Any]],
     backend: Any,
@@ -84,6 +93,7 @@ def predict_steps(
     style: str = "pre_act",
     batch_size: int = 8,
     max_new_tokens: int = 256,
+    temperature: float = 0.0,
     seed: int = 0,
     progress: bool = True,
 ) -> dict[str, int]:
@@ -97,6 +107,9 @@ def predict_steps(
         style: ``pre_act`` or ``react`` prompting (the system message is restyled).
         batch_size: prompts per ``generate`` call.
         max_new_tokens: generation budget per step.
+        temperature: 0 decodes greedily (the default); above 0 each step is one sample at
+            that temperature, drawn from ``seed`` (files written with different seeds are
+            independent samples of the same policy).
         seed: sampling seed passed to the backend (greedy decoding ignores it).
         progress: show a progress bar.
 
@@ -115,6 +128,10 @@ def predict_steps(
         "max_new_tokens": max_new_tokens,
         "seed": seed,
     }
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if temperature > 0:  # greedy files keep the manifest they always had
+        manifest["temperature"] = temperature
     check_manifest(out, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = _done_keys(out)
@@ -129,7 +146,11 @@ def predict_steps(
         for batch in _batches(todo, batch_size):
             prompts = [restyle_prompt(list(r["prompt"]), style) for r in batch]
             outputs = generate_steps(
-                backend, prompts, max_new_tokens=max_new_tokens, temperature=0.0, seed=seed
+                backend,
+                prompts,
+                max_new_tokens=max_new_tokens,
+                temperature=temperature,
+                seed=_batch_seed(seed, batch) if temperature > 0 else seed,
             )
             for row, prediction in zip(batch, outputs, strict=True):
                 record = {c: row.get(c) for c in GOLD_COLUMNS}

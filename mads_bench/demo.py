@@ -100,9 +100,17 @@ def _similarity() -> Any:
 
 
 def evaluate_model(
-    model: str, rows: list[dict[str, Any]], predictions: Path, max_new_tokens: int
+    model: str,
+    rows: list[dict[str, Any]],
+    predictions: Path,
+    max_new_tokens: int,
+    *,
+    temperature: float = 0.0,
+    seed: int = 0,
 ) -> Evaluation:
-    """Predict every row with `transformers:<model>` (batched, bf16 where native) and score."""
+    """Predict every row with `transformers:<model>` (batched, bf16 where native) and score.
+
+    Greedy by default; with a `temperature` each step is one sample drawn from `seed`."""
     from evaluators.l1.core import score_l1
     from evaluators.l2.core import score_l2
     from evaluators.predict import predict_steps
@@ -110,7 +118,10 @@ def evaluate_model(
     from simulation.backends import get_backend
 
     backend = get_backend(f"transformers:{model}", batch_size=8)
-    predict_steps(rows, backend, predictions, max_new_tokens=max_new_tokens)
+    predict_steps(
+        rows, backend, predictions, max_new_tokens=max_new_tokens, temperature=temperature,
+        seed=seed,
+    )  # fmt: skip
     scored = read_rows(predictions)
     l1 = score_l1(l1_steps(scored), similarity=_similarity())
     l2 = score_l2(l2_steps(scored))

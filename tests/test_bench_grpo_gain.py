@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import doctest
+import json
 
 import pytest
 
 from benchmarks import bench_grpo_gain
-from benchmarks.bench_grpo_gain import _seeds, _split, reward_gain
+from benchmarks.bench_grpo_gain import (
+    SAMPLED_TEMPERATURE,
+    _overrides,
+    _samples,
+    _seeds,
+    _split,
+    reward_gain,
+    sampled_evaluation,
+)
+from mads_bench.demo import Evaluation
 
 
 def test_seeds_are_the_configs_or_distinct_integers() -> None:
@@ -17,6 +27,17 @@ def test_seeds_are_the_configs_or_distinct_integers() -> None:
     for bad in ("", "x", "1,1", "-1", "0,,1"):
         with pytest.raises(SystemExit, match="MADS_BENCH_GRPO_SEED"):
             _seeds(bad)
+
+
+def test_sweep_flags_name_their_run_and_bad_ones_are_refused() -> None:
+    assert _overrides("  ") == ([], "")
+    args, suffix = _overrides("--beta 0.04 --reward_weights 1 1 1 2 0 0")
+    assert args == ["--beta", "0.04", "--reward_weights", "1", "1", "1", "2", "0", "0"]
+    assert suffix == "_beta0.04_reward_weights1-1-1-2-0-0"
+    assert _overrides("--beta 0.0")[1] != _overrides("--beta 0.04")[1]
+    for bad in ("beta 0.04", "--beta '0.04"):
+        with pytest.raises(SystemExit, match="MADS_BENCH_GRPO_ARGS"):
+            _overrides(bad)
 
 
 def test_the_report_split_follows_the_selection_split_without_overlap() -> None:
@@ -45,6 +66,43 @@ def test_the_pooled_gain_averages_each_steps_reward_over_the_seeds_policies() ->
     assert reward_gain(before, dict.fromkeys(keys, 0.0))["delta"] == 0.0
     with pytest.raises(ValueError, match="no policy"):
         reward_gain(before)
+
+
+def test_sampled_evaluation_keeps_every_sample_and_averages_each_steps_reward(
+    tmp_path, monkeypatch
+) -> None:
+    tool = (
+        "<think>t</think>\n<plan>1. look</plan>\n"
+        '<action type="tool">{"name": "find", "arguments": {"q": "x"}}</action>'
+    )
+    rows = [
+        {"conversation_id": "a", "scenario_id": "s", "domain": "mock", "complexity": "normal",
+         "turn_index": 0, "step_index": 0, "gold_action_type": "tool", "gold_tool_name": "find",
+         "gold_tool_arguments": '{"q": "x"}', "gold_say": None, "required_params": ["q"],
+         "style": "pre_act"},
+    ]  # fmt: skip
+    calls = []
+
+    def fake_evaluate(model, rows, predictions, max_new_tokens, *, temperature, seed):
+        calls.append((predictions.name, temperature, seed))
+        reply = tool if seed == 0 else "no action at all"  # sample 0 right, sample 1 malformed
+        predictions.write_text("".join(json.dumps(r | {"prediction": reply}) + "\n" for r in rows))
+        return Evaluation(l1={}, l2={}, steps={("a", 0, 0): seed}, conversations={"a": 1.0 - seed})
+
+    monkeypatch.setattr("mads_bench.demo.evaluate_model", fake_evaluate)
+    pooled, rewards = sampled_evaluation("m", rows, tmp_path / "predictions_sft_x", 2)
+    assert calls == [
+        (f"predictions_sft_x_T{SAMPLED_TEMPERATURE}_s0.jsonl", SAMPLED_TEMPERATURE, 0),
+        (f"predictions_sft_x_T{SAMPLED_TEMPERATURE}_s1.jsonl", SAMPLED_TEMPERATURE, 1),
+    ]
+    assert pooled.steps == {("a", 0, 0, 0): 0, ("a", 0, 0, 1): 1}
+    assert pooled.conversations == {"a": 0.5}
+    right = bench_grpo_gain.total_rewards(tmp_path / calls[0][0])[("a", 0, 0)]
+    assert right > 0 and rewards[("a", 0, 0)] == pytest.approx(right / 2)  # the malformed one: 0
+    assert _samples(None) == 0 and _samples("3") == 3
+    for bad in ("-1", "x", "1.5"):
+        with pytest.raises(SystemExit, match="MADS_BENCH_EVAL_SAMPLES"):
+            _samples(bad)
 
 
 def test_the_modules_examples_pass() -> None:

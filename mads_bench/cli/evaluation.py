@@ -14,7 +14,13 @@ import sys
 from pathlib import Path
 
 from mads_bench.cli import online
-from mads_bench.cli.args import add_domain_dir, backend_from_flag, non_negative_int, positive_int
+from mads_bench.cli.args import (
+    add_domain_dir,
+    backend_from_flag,
+    non_negative_float,
+    non_negative_int,
+    positive_int,
+)
 from mads_bench.cli.output import print_json
 from mads_bench.errors import UsageError
 from mads_bench.files import atomic_write_text, check_outputs
@@ -47,6 +53,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         run.add_argument("--batch-size", type=positive_int, default=8, help="Prompts per batch.")
         run.add_argument(
             "--max-new-tokens", type=positive_int, default=256, help="Tokens per step."
+        )
+        run.add_argument(
+            "--temperature",
+            type=non_negative_float,
+            default=0.0,
+            help="0 decodes greedily (default); above 0 each step is one sample (files written "
+            "with different --seed values are independent samples of the policy).",
+        )
+        run.add_argument(
+            "--seed", type=non_negative_int, default=0, help="Sampling seed (default 0)."
         )
         cmd.add_argument("--wandb-project", help="Log the report to this W&B project.")
         cmd.add_argument("--out", type=Path, help="Also write the JSON report here.")
@@ -90,6 +106,8 @@ def _predict(args: argparse.Namespace) -> None:
         style=args.style,
         batch_size=args.batch_size,
         max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
     )
     print(
         f"{counts['written']} predictions written, {counts['skipped']} already there",

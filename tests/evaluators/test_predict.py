@@ -47,6 +47,37 @@ def test_predictions_carry_gold_and_resume(dataset_dir, tmp_path):
     assert all(r["prediction"] == SAY and r["style"] == "pre_act" for r in written)
 
 
+def test_sampled_predictions_draw_a_seed_per_batch_and_record_the_temperature(
+    dataset_dir, tmp_path
+):
+    from mads_bench.manifest import ManifestMismatchError
+
+    rows = load_mads_dataset(str(dataset_dir), "grpo", split="test").select(range(4))
+    greedy = FakeBackend(replies=lambda conversation: SAY)
+    predict_steps(rows, greedy, tmp_path / "greedy.jsonl", batch_size=2, seed=3, progress=False)
+    assert [s["temperature"] for s in greedy.settings] == [0.0, 0.0]
+    assert [s["seed"] for s in greedy.settings] == [3, 3]
+
+    def sample(seed: int, name: str) -> list[int]:
+        backend = FakeBackend(replies=lambda conversation: SAY)
+        out = tmp_path / f"{name}.jsonl"
+        predict_steps(rows, backend, out, batch_size=2, temperature=0.7, seed=seed, progress=False)
+        assert [s["temperature"] for s in backend.settings] == [0.7, 0.7]
+        return [s["seed"] for s in backend.settings]
+
+    first = sample(0, "sampled_0")
+    assert first[0] != first[1]  # the batches do not repeat each other's draws
+    assert sample(0, "again") == first  # a seed fixes the draws
+    assert sample(1, "sampled_1") != first
+    # a sampled file is not continued greedily, nor at another temperature
+    for temperature in (0.0, 1.0):
+        with pytest.raises(ManifestMismatchError):
+            predict_steps(rows, greedy, tmp_path / "sampled_0.jsonl", temperature=temperature,
+                          progress=False)  # fmt: skip
+    with pytest.raises(ValueError, match="temperature"):
+        predict_steps(rows, greedy, tmp_path / "bad.jsonl", temperature=-1.0, progress=False)
+
+
 def test_react_prompting_drops_the_plan(dataset_dir, tmp_path):
     rows = load_mads_dataset(str(dataset_dir), "grpo", split="test").select(range(2))
     backend = FakeBackend(replies=lambda conversation: SAY)
@@ -86,6 +117,15 @@ def test_eval_cli_runs_and_scores(dataset_dir, tmp_path, capsys, monkeypatch):
     assert l2["success_rate"] <= opens_with_say
     # --model without --dataset is a usage error
     assert main(["eval", "l1", "--model", "fake:", "--predictions", str(pred)]) == 2
+    # sampled steps: the temperature reaches the backend; a negative one is refused
+    pred3 = tmp_path / "sampled.jsonl"
+    args = ["--model", "fake:", "--dataset", str(dataset_dir), "--predictions", str(pred3)]
+    sampled = ["--temperature", "0.7", "--seed", "2", "--similarity-model", "none", "--json"]
+    assert main(["eval", "l1", *args, *sampled]) == 0
+    assert {s["temperature"] for s in always_say.settings[-2:]} == {0.7}
+    capsys.readouterr()
+    assert main(["eval", "l1", *args, "--temperature", "-1"]) == 2
+    assert "--temperature" in capsys.readouterr().err
 
 
 def test_eval_logs_the_report_to_wandb_offline(dataset_dir, tmp_path, capsys, monkeypatch):
