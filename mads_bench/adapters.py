@@ -42,6 +42,23 @@ def is_adapter_folder(path: str | Path) -> bool:
     return (Path(path) / "adapter_config.json").is_file()
 
 
+def largest_weight_change(before: str | Path, after: str | Path) -> float:
+    """The largest absolute difference between two adapters' saved weights (same layout).
+
+    Raises:
+        `ValueError`: When the two adapters do not hold the same tensors.
+    """
+    from safetensors.torch import load_file
+
+    first = load_file(str(Path(before) / "adapter_model.safetensors"))
+    second = load_file(str(Path(after) / "adapter_model.safetensors"))
+    if first.keys() != second.keys():
+        raise ValueError(f"{before} and {after} hold different adapter tensors")
+    return max(
+        ((first[k].float() - second[k].float()).abs().max().item() for k in first), default=0.0
+    )
+
+
 def save_base_quantization(config: BitsAndBytesConfig, out_dir: str | Path) -> Path:
     """Record the quantisation of the base an adapter was trained on, next to the adapter."""
     path = Path(out_dir) / BASE_QUANTIZATION_FILE

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.l1.core import aggregate_l1
-from mads_bench.adapters import is_adapter_folder
+from mads_bench.adapters import is_adapter_folder, largest_weight_change
 from mads_bench.files import atomic_write_text
 
 FIGURES = (  # (REPORT.json key, label); each is scored per step and resampled by conversation
@@ -134,6 +134,18 @@ def evaluate_model(
     )
 
 
+def changed_steps(first: Path, second: Path) -> int:
+    """How many steps two predictions files of the same rows predict differently."""
+    from evaluators.predict import row_key
+
+    def read(path: Path) -> dict[tuple, str]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return {row_key(row): row["prediction"] for row in map(json.loads, filter(None, lines))}
+
+    one, other = read(first), read(second)
+    return sum(one[key] != other.get(key) for key in one)
+
+
 def _format_validity(scores: list) -> float | None:
     return None if not scores else 1 - aggregate_l1(scores)["unreadable_rate"]
 
@@ -235,6 +247,16 @@ def render_report(out: Path, result: dict[str, Any]) -> str:
             "| --- | --- | --- | --- | --- |",
             *[_figure_row(labels[key], result["grpo_vs_sft"][key]) for key in GRPO_FIGURES],
         ]
+        moved = result.get("grpo_moved")
+        if moved:
+            lines += [
+                "",
+                f"GRPO changed {moved['steps_changed']} of the {result['held_out']['steps']} "
+                "predicted steps; its largest change to an adapter weight was "
+                f"{moved['largest_weight_change']:.2g}. Greedy decoding of a small policy flips "
+                "a step wherever two tokens were nearly tied, so a few GRPO steps move these "
+                "figures by chance as much as by what they taught (recipes/README.md).",
+            ]
     sft, grpo = result["training"]["sft"], result["training"]["grpo"]
     lines += [
         "",
@@ -385,6 +407,12 @@ def run_demo(
         "model": model,
         "figures": compare(before, after, seed=seed),
         "grpo_vs_sft": compare(sft_only, after, seed=seed),
+        "grpo_moved": {
+            "steps_changed": changed_steps(
+                out / "predictions_sft.jsonl", out / "predictions_trained.jsonl"
+            ),
+            "largest_weight_change": largest_weight_change(training["sft"]["output_dir"], trained),
+        },
         "held_out": {
             "conversations": len(before.conversations),
             "steps": len(rows),

@@ -1,6 +1,7 @@
 """The demo job: report rendering (fast) and the whole loop on the tiny model (slow)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -97,7 +98,10 @@ def test_report_shows_figures_with_cis_training_and_the_verdict(tmp_path):
     result = _result(0.25, 0.75, 0.3, 0.7)
     result["grpo_vs_sft"] = result["figures"]
     report = render_report(tmp_path, result)
-    assert "GRPO vs SFT-only" in report
+    assert "GRPO vs SFT-only" in report and "GRPO changed" not in report
+    result["grpo_moved"] = {"steps_changed": 15, "largest_weight_change": 2.288818359375e-05}
+    report = render_report(tmp_path, result)
+    assert "GRPO changed 15 of the 45 predicted steps" in report and "was 2.3e-05." in report
     assert "| L-1 tool-name F1 | 0.250 | 0.750 | 0.500 * | [0.300, 0.700] |" in report
 
 
@@ -159,5 +163,35 @@ def test_demo_runs_end_to_end_on_the_tiny_model(tmp_path):
     assert "| L-2 success rate |" in report
     result = json.loads((tmp_path / "demo" / "REPORT.json").read_text())
     assert set(result["figures"]) == set(result["grpo_vs_sft"]) == {key for key, _ in FIGURES}
+    moved = result["grpo_moved"]
+    assert 0 <= moved["steps_changed"] <= result["held_out"]["steps"]
+    assert moved["largest_weight_change"] >= 0
     assert result["held_out"]["steps"] >= 40 and result["held_out"]["conversations"] >= 6
     assert (tmp_path / "demo" / "train" / "grpo" / "adapter_config.json").is_file()
+
+
+def test_how_far_grpo_moved_counts_changed_steps_and_the_largest_weight_change(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    from mads_bench.adapters import largest_weight_change
+    from mads_bench.demo import changed_steps
+
+    def predictions(name: str, replies: list[str]) -> Path:
+        path = tmp_path / f"{name}.jsonl"
+        rows = [{"conversation_id": "c", "turn_index": 0, "step_index": i, "prediction": reply}
+                for i, reply in enumerate(replies)]  # fmt: skip
+        path.write_text("".join(json.dumps(row) + "\n" for row in reversed(rows)))
+        return path
+
+    assert changed_steps(predictions("a", ["x", "y", "z"]), predictions("b", ["x", "y!", "z"])) == 1
+    for name, shift in (("sft", 0.0), ("grpo", 0.25)):
+        (tmp_path / name).mkdir()
+        weights = {"a": torch.zeros(2, 2), "b": torch.ones(3) + torch.tensor([0.0, shift, 0.0])}
+        save_file(weights, str(tmp_path / name / "adapter_model.safetensors"))
+    assert largest_weight_change(tmp_path / "sft", tmp_path / "grpo") == 0.25
+    assert largest_weight_change(tmp_path / "sft", tmp_path / "sft") == 0.0
+    (tmp_path / "other").mkdir()
+    save_file({"a": torch.zeros(2, 2)}, str(tmp_path / "other" / "adapter_model.safetensors"))
+    with pytest.raises(ValueError, match="different adapter tensors"):
+        largest_weight_change(tmp_path / "sft", tmp_path / "other")
