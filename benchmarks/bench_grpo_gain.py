@@ -43,6 +43,9 @@ from mads_bench.training.pipeline import run_recipe
 
 GAIN_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_gain.yaml"
 
+MAX_NEW_TOKENS = 192
+"""Generation budget of every held-out prediction, greedy or sampled."""
+
 SAMPLED_TEMPERATURE = 0.7
 """`MADS_BENCH_EVAL_SAMPLES` samples at the temperature `config_gain.yaml` trains at."""
 
@@ -167,8 +170,13 @@ def sampled_evaluation(
         predictions = stem.with_name(f"{stem.name}_T{SAMPLED_TEMPERATURE}_s{sample}.jsonl")
         evaluations.append(
             evaluate_model(
-                model, rows, predictions, 192, temperature=SAMPLED_TEMPERATURE, seed=sample
-            )
+                model,
+                rows,
+                predictions,
+                MAX_NEW_TOKENS,
+                temperature=SAMPLED_TEMPERATURE,
+                seed=sample,
+            )  # fmt: skip
         )
         rewards.append(total_rewards(predictions))
     steps = {(*key, i): score for i, e in enumerate(evaluations) for key, score in e.steps.items()}
@@ -243,10 +251,12 @@ def run() -> list[dict]:
     rows = eval_rows(demo / "dataset", conversations, 0, skip=skip)
     tag = f"{split}_{conversations}"
     sft_predictions = out / f"predictions_sft_{tag}.jsonl"
-    sft_evaluation = evaluate_model(str(sft), rows, sft_predictions, 192)
+    sft_evaluation = evaluate_model(str(sft), rows, sft_predictions, MAX_NEW_TOKENS)
     sft_rewards = total_rewards(sft_predictions)
     if samples:
-        sft_sampled = sampled_evaluation(str(sft), rows, out / f"predictions_sft_{tag}", samples)
+        sft_sampled, sft_sampled_rewards = sampled_evaluation(
+            str(sft), rows, out / f"predictions_sft_{tag}", samples
+        )
     note = (
         f"SFT vs + {steps} GRPO steps; {len(rows)} held-out steps of "
         f"{len(sft_evaluation.conversations)} conversations ({split} split)"
@@ -266,7 +276,7 @@ def run() -> list[dict]:
         predictions = out / f"predictions_grpo_{run_name}_{tag}.jsonl"
         for stale in (predictions, manifest_path(predictions)):  # a new adapter every run
             stale.unlink(missing_ok=True)
-        evaluation = evaluate_model(grpo["output_dir"], rows, predictions, 192)
+        evaluation = evaluate_model(grpo["output_dir"], rows, predictions, MAX_NEW_TOKENS)
         seed_rewards.append(total_rewards(predictions))
         figures = {"mean_total_reward": reward_gain(sft_rewards, seed_rewards[-1])}
         figures |= compare(sft_evaluation, evaluation)
@@ -284,8 +294,10 @@ def run() -> list[dict]:
             sampled, sampled_rewards = sampled_evaluation(
                 grpo["output_dir"], rows, out / f"predictions_grpo_{run_name}_{tag}", samples
             )
-            sampled_figures = {"mean_total_reward": reward_gain(sft_sampled[1], sampled_rewards)}
-            sampled_figures |= compare(sft_sampled[0], sampled)
+            sampled_figures = {
+                "mean_total_reward": reward_gain(sft_sampled_rewards, sampled_rewards)
+            }
+            sampled_figures |= compare(sft_sampled, sampled)
             result += _gain_rows(
                 sampled_figures,
                 f"{note}; {samples} samples per step at temperature {SAMPLED_TEMPERATURE}",

@@ -137,10 +137,10 @@ def evaluate_model(
 def changed_steps(first: Path, second: Path) -> int:
     """How many steps two predictions files of the same rows predict differently."""
     from evaluators.predict import row_key
+    from mads_bench.loading import read_jsonl
 
     def read(path: Path) -> dict[tuple, str]:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return {row_key(row): row["prediction"] for row in map(json.loads, filter(None, lines))}
+        return {row_key(row): row["prediction"] for _, row in read_jsonl(path, what="a step")}
 
     one, other = read(first), read(second)
     return sum(one[key] != other.get(key) for key in one)
