@@ -35,6 +35,7 @@ import os
 import re
 import shlex
 import time
+from functools import cache
 from pathlib import Path
 
 from mads_bench.demo import Evaluation
@@ -65,12 +66,19 @@ FIGURES = (
 )
 
 
+@cache
+def _total_reward():
+    """MADS §4.3 total reward (its MiniLM encoder loaded once for every predictions file)."""
+    from rewards.total import make_mads_total_reward
+
+    return make_mads_total_reward()
+
+
 def total_rewards(predictions: Path) -> dict[tuple, float]:
     """MADS §4.3 total reward of each scored prediction, keyed by (conversation, turn, step)."""
     from evaluators.step_predictions import read_rows
-    from rewards.total import make_mads_total_reward
 
-    reward = make_mads_total_reward()
+    reward = _total_reward()
     scored = read_rows(predictions)
     gold = {k: [r[k] for r in scored] for k in
             ("gold_action_type", "gold_tool_name", "gold_tool_arguments", "gold_say")}  # fmt: skip
@@ -188,6 +196,23 @@ def sampled_evaluation(
     return pooled, {key: sum(r[key] or 0.0 for r in rewards) / samples for key in rewards[0]}
 
 
+def _gain(before: Evaluation, before_rewards: dict, after: Evaluation, after_rewards: dict) -> dict:
+    """Every figure of the benchmark, after - before, each with its paired bootstrap CI."""
+    from mads_bench.demo import compare
+
+    return {"mean_total_reward": reward_gain(before_rewards, after_rewards)} | compare(
+        before, after
+    )
+
+
+def _clear_predictions(stem: Path) -> None:
+    """Remove an earlier run's predictions of `stem` (greedy, its manifest, and sampled): a
+    new adapter every run."""
+    greedy = stem.with_name(f"{stem.name}.jsonl")
+    for stale in (greedy, manifest_path(greedy), *stem.parent.glob(f"{stem.name}_T*")):
+        stale.unlink(missing_ok=True)
+
+
 def _split(name: str, conversations: str | None) -> tuple[int, int]:
     """`MADS_BENCH_EVAL_SPLIT` and `MADS_BENCH_EVAL_CONVERSATIONS` -> (skip, take)."""
     if name not in SPLITS:
@@ -234,7 +259,7 @@ def _train_rows(grpo: dict, label: str) -> list[dict]:
 
 
 def run() -> list[dict]:
-    from mads_bench.demo import compare, eval_rows, evaluate_model
+    from mads_bench.demo import eval_rows, evaluate_model
 
     started = time.perf_counter()
     demo = Path(os.environ.get("MADS_BENCH_DEMO_DIR", "outputs/demo"))
@@ -273,13 +298,12 @@ def run() -> list[dict]:
                        + overrides,
             echo=False, log=lambda message: print(message, flush=True),
         )  # fmt: skip
-        predictions = out / f"predictions_grpo_{run_name}_{tag}.jsonl"
-        for stale in (predictions, manifest_path(predictions)):  # a new adapter every run
-            stale.unlink(missing_ok=True)
+        stem = out / f"predictions_grpo_{run_name}_{tag}"
+        _clear_predictions(stem)
+        predictions = stem.with_name(f"{stem.name}.jsonl")
         evaluation = evaluate_model(grpo["output_dir"], rows, predictions, MAX_NEW_TOKENS)
         seed_rewards.append(total_rewards(predictions))
-        figures = {"mean_total_reward": reward_gain(sft_rewards, seed_rewards[-1])}
-        figures |= compare(sft_evaluation, evaluation)
+        figures = _gain(sft_evaluation, sft_rewards, evaluation, seed_rewards[-1])
         (out / f"result_{run_name}.json").write_text(
             json.dumps(
                 {"grpo": grpo, "figures": figures, "seed": seed, "overrides": overrides}, indent=2
@@ -289,15 +313,11 @@ def run() -> list[dict]:
             figures, f"{note} (seed {seed if seed is not None else 'of the config'})", label
         )
         if samples:
-            for stale in out.glob(f"predictions_grpo_{run_name}_{tag}_T*"):
-                stale.unlink()
-            sampled, sampled_rewards = sampled_evaluation(
-                grpo["output_dir"], rows, out / f"predictions_grpo_{run_name}_{tag}", samples
+            sampled_figures = _gain(
+                sft_sampled,
+                sft_sampled_rewards,
+                *sampled_evaluation(grpo["output_dir"], rows, stem, samples),
             )
-            sampled_figures = {
-                "mean_total_reward": reward_gain(sft_sampled_rewards, sampled_rewards)
-            }
-            sampled_figures |= compare(sft_sampled, sampled)
             result += _gain_rows(
                 sampled_figures,
                 f"{note}; {samples} samples per step at temperature {SAMPLED_TEMPERATURE}",

@@ -10,6 +10,7 @@ import pytest
 from benchmarks import bench_grpo_gain
 from benchmarks.bench_grpo_gain import (
     SAMPLED_TEMPERATURE,
+    _clear_predictions,
     _overrides,
     _samples,
     _seeds,
@@ -103,6 +104,18 @@ def test_sampled_evaluation_keeps_every_sample_and_averages_each_steps_reward(
     for bad in ("-1", "x", "1.5"):
         with pytest.raises(SystemExit, match="MADS_BENCH_EVAL_SAMPLES"):
             _samples(bad)
+
+
+def test_a_new_run_clears_its_own_predictions_and_no_other_splits(tmp_path) -> None:
+    stem = tmp_path / "predictions_grpo_15_selection_1"
+    own = ["predictions_grpo_15_selection_1.jsonl", "predictions_grpo_15_selection_1.manifest.json",
+           "predictions_grpo_15_selection_1_T0.7_s0.jsonl",
+           "predictions_grpo_15_selection_1_T0.7_s0.manifest.json"]  # fmt: skip
+    others = ["predictions_grpo_15_selection_16.jsonl", "predictions_sft_selection_1.jsonl"]
+    for name in own + others:
+        (tmp_path / name).write_text("{}\n")
+    _clear_predictions(stem)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(others)
 
 
 def test_the_modules_examples_pass() -> None:
