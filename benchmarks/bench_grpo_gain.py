@@ -20,6 +20,12 @@ recipe flags over the config for a sweep (e.g. `--beta 0.04`); they name the run
 step at the config's temperature (`SAMPLED_TEMPERATURE`, what GRPO trains on), each figure
 over all k samples of a step: the gain of the sampled policy, which greedy decoding of a
 135M model shows only through the steps whose argmax flips.
+`MADS_BENCH_PLACEBOS=k` (default 0) is the control: k copies of the SFT adapter moved by a
+random update of the GRPO run's size (each LoRA tensor by a random direction as long as its
+GRPO update, `placebo_adapter`), each predicting the same held-out steps; reported are each
+placebo's gain over SFT and GRPO's gain over the placebos' mean, per step: what GRPO's update
+does beyond moving the weights that far. (A random update of that size changes a third of the
+greedy held-out actions of the demo's SFT adapter; recipes/README.md, E19.)
 Reported, each with a 95% paired bootstrap CI of the difference over conversations: the
 mean total reward on held-out steps (MADS §4.3: action type + tool call + semantic, with
 MiniLM as in training), tool-name F1, parameter exact match, L-2 and the L-1 headline
@@ -156,13 +162,41 @@ def _overrides(value: str | None) -> tuple[list[str], str]:
     return args, "_" + suffix
 
 
-def _samples(value: str | None) -> int:
-    """`MADS_BENCH_EVAL_SAMPLES`: unset or a non-negative integer."""
+def _count(name: str, value: str | None) -> int:
+    """`MADS_BENCH_EVAL_SAMPLES` or `MADS_BENCH_PLACEBOS`: unset (0) or a non-negative integer."""
     if value is None:
         return 0
     if not value.strip().isdigit():
-        raise SystemExit(f"MADS_BENCH_EVAL_SAMPLES={value!r}: expected a non-negative integer")
+        raise SystemExit(f"{name}={value!r}: expected a non-negative integer")
     return int(value)
+
+
+def placebo_adapter(sft: Path, trained: Path, out: Path, seed: int) -> Path:
+    """A copy of the SFT adapter folder `sft` in `out`, each LoRA tensor moved by a random
+    direction (standard normal, `seed`) scaled to the length of its update in `trained`.
+
+    The trained adapter must hold the same tensors as the SFT one (GRPO continues it).
+    """
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    weights = "adapter_model.safetensors"
+    before, after = load_file(sft / weights), load_file(trained / weights)
+    if before.keys() != after.keys():
+        raise SystemExit(f"{trained / weights}: not the same LoRA tensors as {sft / weights}")
+    generator = torch.Generator().manual_seed(seed)
+    moved = {}
+    for name in sorted(before):
+        start = before[name].float()
+        direction = torch.randn(start.shape, generator=generator)
+        length = (after[name].float() - start).norm()
+        moved[name] = (start + direction * (length / direction.norm())).to(before[name].dtype)
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(sft, out)
+    save_file(moved, out / weights, metadata={"format": "pt"})
+    return out
 
 
 def sampled_evaluation(
@@ -227,10 +261,12 @@ def _split(name: str, conversations: str | None) -> tuple[int, int]:
     return skip, take
 
 
-def _gain_rows(figures: dict, note: str, label: str) -> list[dict]:
+def _gain_rows(
+    figures: dict, note: str, label: str, compared: str = "GRPO{label} - SFT"
+) -> list[dict]:
     return [
         {
-            "measure": f"held-out {key}: GRPO{label} - SFT",
+            "measure": f"held-out {key}: {compared.format(label=label)}",
             "value": figures[key]["delta"],
             "unit": "",
             "note": f"{figures[key]['before']} -> {figures[key]['after']}, 95% CI "
@@ -239,6 +275,41 @@ def _gain_rows(figures: dict, note: str, label: str) -> list[dict]:
         for key in FIGURES
         if key in figures
     ]
+
+
+def _placebo_rows(
+    adapters: tuple[Path, Path], folder: Path, rows: list[dict], rewards: tuple[dict, dict],
+    placebos: int, note: str, label: str,
+) -> list[dict]:  # fmt: skip
+    """`placebos` random updates of the GRPO run's size (`adapters`: SFT, GRPO), each predicting
+    `rows` into `folder` and scored against SFT, then GRPO against their mean reward per step
+    (`rewards`: SFT's and GRPO's per step)."""
+    from mads_bench.demo import evaluate_model
+
+    sft_rewards, grpo_rewards = rewards
+    result, placebo_rewards = [], []
+    for seed in range(placebos):
+        adapter = placebo_adapter(*adapters, folder / f"adapter_{seed}", seed)
+        stem = folder / f"predictions_{seed}"
+        _clear_predictions(stem)
+        predictions = stem.with_name(f"{stem.name}.jsonl")
+        evaluate_model(str(adapter), rows, predictions, MAX_NEW_TOKENS)
+        placebo_rewards.append(total_rewards(predictions))
+        result += _gain_rows(
+            {"mean_total_reward": reward_gain(sft_rewards, placebo_rewards[-1])},
+            f"{note}; a random update of the GRPO run's size (seed {seed})",
+            label,
+            f"placebo {seed} of GRPO{{label}} - SFT",
+        )
+    mean = {key: sum(r[key] or 0.0 for r in placebo_rewards) / placebos for key in sft_rewards}
+    figures = {"mean_total_reward": reward_gain(mean, grpo_rewards)}
+    (folder / "result.json").write_text(json.dumps(figures, indent=2))
+    return result + _gain_rows(
+        figures,
+        f"{note}; each step's reward averaged over {placebos} placebos",
+        label,
+        f"GRPO{{label}} - its {placebos} placebos",
+    )
 
 
 def _train_rows(grpo: dict, label: str) -> list[dict]:
@@ -268,7 +339,8 @@ def run() -> list[dict]:
     skip, conversations = _split(split, os.environ.get("MADS_BENCH_EVAL_CONVERSATIONS"))
     seeds = _seeds(os.environ.get("MADS_BENCH_GRPO_SEED"))
     overrides, variant = _overrides(os.environ.get("MADS_BENCH_GRPO_ARGS"))
-    samples = _samples(os.environ.get("MADS_BENCH_EVAL_SAMPLES"))
+    samples = _count("MADS_BENCH_EVAL_SAMPLES", os.environ.get("MADS_BENCH_EVAL_SAMPLES"))
+    placebos = _count("MADS_BENCH_PLACEBOS", os.environ.get("MADS_BENCH_PLACEBOS"))
     sft = demo / "train" / "sft"
     if not (sft / "adapter_config.json").is_file():
         raise SystemExit(f"{sft}: no SFT adapter; run `make demo` (or set MADS_BENCH_DEMO_DIR)")
@@ -324,6 +396,11 @@ def run() -> list[dict]:
                 f"{label} sampled",
             )
             (out / f"result_{run_name}_sampled.json").write_text(json.dumps(sampled_figures))
+        if placebos:
+            result += _placebo_rows(
+                (sft, Path(grpo["output_dir"])), out / f"placebo_{run_name}_{tag}", rows,
+                (sft_rewards, seed_rewards[-1]), placebos, note, label,
+            )  # fmt: skip
         result += _train_rows(grpo, label)
     if len(seeds) > 1:
         pooled = {"mean_total_reward": reward_gain(sft_rewards, *seed_rewards)}

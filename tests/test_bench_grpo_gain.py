@@ -1,9 +1,11 @@
-"""`benchmarks.run grpo_gain`: the seeds it is told to train, and the gain pooled over them."""
+"""`benchmarks.run grpo_gain`: the seeds it is told to train, the gain pooled over them, and the
+placebo control (a random update of GRPO's size)."""
 
 from __future__ import annotations
 
 import doctest
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,10 +13,12 @@ from benchmarks import bench_grpo_gain
 from benchmarks.bench_grpo_gain import (
     SAMPLED_TEMPERATURE,
     _clear_predictions,
+    _count,
     _overrides,
-    _samples,
+    _placebo_rows,
     _seeds,
     _split,
+    placebo_adapter,
     reward_gain,
     sampled_evaluation,
 )
@@ -100,10 +104,11 @@ def test_sampled_evaluation_keeps_every_sample_and_averages_each_steps_reward(
     assert pooled.conversations == {"a": 0.5}
     right = bench_grpo_gain.total_rewards(tmp_path / calls[0][0])[("a", 0, 0)]
     assert right > 0 and rewards[("a", 0, 0)] == pytest.approx(right / 2)  # the malformed one: 0
-    assert _samples(None) == 0 and _samples("3") == 3
+    assert _count("MADS_BENCH_EVAL_SAMPLES", None) == 0
+    assert _count("MADS_BENCH_PLACEBOS", "3") == 3
     for bad in ("-1", "x", "1.5"):
-        with pytest.raises(SystemExit, match="MADS_BENCH_EVAL_SAMPLES"):
-            _samples(bad)
+        with pytest.raises(SystemExit, match="MADS_BENCH_PLACEBOS"):
+            _count("MADS_BENCH_PLACEBOS", bad)
 
 
 def test_a_new_run_clears_its_own_predictions_and_no_other_splits(tmp_path) -> None:
@@ -120,3 +125,80 @@ def test_a_new_run_clears_its_own_predictions_and_no_other_splits(tmp_path) -> N
 
 def test_the_modules_examples_pass() -> None:
     assert doctest.testmod(bench_grpo_gain, report=False).failed == 0
+
+
+def _adapter(folder, tensors):
+    from safetensors.torch import save_file
+
+    folder.mkdir()
+    save_file(tensors, folder / "adapter_model.safetensors")
+    (folder / "adapter_config.json").write_text('{"r": 2}')
+    return folder
+
+
+def test_a_placebo_moves_each_tensor_as_far_as_grpo_did_in_a_random_direction(tmp_path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    generator = torch.Generator().manual_seed(0)
+    start = {name: torch.randn(8, 16, generator=generator) for name in ("a.lora_A", "a.lora_B")}
+    step = {"a.lora_A": torch.full((8, 16), 0.01), "a.lora_B": torch.zeros(8, 16)}
+    step["a.lora_B"][0, 0] = 0.5  # GRPO moved one tensor far along one entry, the other a little
+    sft = _adapter(tmp_path / "sft", start)
+    grpo = _adapter(tmp_path / "grpo", {name: start[name] + step[name] for name in start})
+    untouched = (sft / "adapter_model.safetensors").read_bytes()
+
+    first = load_file(placebo_adapter(sft, grpo, tmp_path / "p0", 0) / "adapter_model.safetensors")
+    again = load_file(placebo_adapter(sft, grpo, tmp_path / "p0", 0) / "adapter_model.safetensors")
+    other = load_file(placebo_adapter(sft, grpo, tmp_path / "p1", 1) / "adapter_model.safetensors")
+    for name in start:
+        moved = first[name] - start[name]
+        assert moved.norm().item() == pytest.approx(step[name].norm().item(), rel=1e-5)
+        assert torch.equal(first[name], again[name])  # the seed decides the direction
+        assert not torch.equal(first[name], other[name])
+        cosine = torch.nn.functional.cosine_similarity(moved.flatten(), step[name].flatten(), 0)
+        assert abs(cosine.item()) < 0.5  # not GRPO's direction
+    assert (tmp_path / "p0" / "adapter_config.json").read_text() == '{"r": 2}'
+    assert (sft / "adapter_model.safetensors").read_bytes() == untouched
+
+    with pytest.raises(SystemExit, match="not the same LoRA tensors"):
+        placebo_adapter(sft, _adapter(tmp_path / "x", {"b.lora_A": start["a.lora_A"]}),
+                        tmp_path / "p2", 0)  # fmt: skip
+
+
+def test_grpo_is_compared_with_its_placebos_mean_step_by_step(tmp_path, monkeypatch) -> None:
+    import torch
+
+    tool = (
+        "<think>t</think>\n<plan>1. look</plan>\n"
+        '<action type="tool">{"name": "find", "arguments": {"q": "x"}}</action>'
+    )
+    rows = [
+        {"conversation_id": c, "scenario_id": "s", "domain": "mock", "complexity": "normal",
+         "turn_index": 0, "step_index": 0, "gold_action_type": "tool", "gold_tool_name": "find",
+         "gold_tool_arguments": '{"q": "x"}', "gold_say": None, "required_params": ["q"],
+         "style": "pre_act"}
+        for c in ("a", "b")
+    ]  # fmt: skip
+    evaluated = []
+
+    def fake_evaluate(model, rows, predictions, max_new_tokens):
+        evaluated.append(Path(model).name)
+        right = Path(model).name == "adapter_0"  # placebo 0 right everywhere, placebo 1 never
+        reply = tool if right else "no action at all"
+        predictions.write_text("".join(json.dumps(r | {"prediction": reply}) + "\n" for r in rows))
+
+    monkeypatch.setattr("mads_bench.demo.evaluate_model", fake_evaluate)
+    tensors = {"a.lora_A": torch.ones(2, 2)}
+    adapters = (_adapter(tmp_path / "sft", tensors), _adapter(tmp_path / "grpo", tensors))
+    keys = [("a", 0, 0), ("b", 0, 0)]
+    sft, grpo = dict.fromkeys(keys, 0.0), dict.fromkeys(keys, 1.0)
+    result = _placebo_rows(adapters, tmp_path / "placebo", rows, (sft, grpo), 2, "n", "")
+    assert evaluated == ["adapter_0", "adapter_1"]
+    first, second, versus = result
+    assert first["measure"] == "held-out mean_total_reward: placebo 0 of GRPO - SFT"
+    assert first["value"] > 0 and second["value"] == 0.0
+    assert versus["measure"] == "held-out mean_total_reward: GRPO - its 2 placebos"
+    assert versus["value"] == pytest.approx(1.0 - first["value"] / 2, abs=1e-3)
+    saved = json.loads((tmp_path / "placebo" / "result.json").read_text())
+    assert saved["mean_total_reward"]["delta"] == versus["value"]
