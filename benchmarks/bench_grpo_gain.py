@@ -11,7 +11,7 @@ gain moved from -0.06 to +0.10 with its seed alone, recipes/README.md),
 and predicts held-out evaluation steps with both policies, every domain, the held-out
 home-services domain included. The held-out conversations come in two splits of one seeded
 order (`MADS_BENCH_EVAL_SPLIT`): ``selection``, conversations 1-16, where every setting of
-the config was chosen (recipes/README.md, E1-E18), and ``report`` (the default), conversations
+the config was chosen (recipes/README.md, E1-E21), and ``report`` (the default), conversations
 17-48, where nothing was chosen: sweep on the first, report the second.
 `MADS_BENCH_EVAL_CONVERSATIONS` overrides the split's size. `MADS_BENCH_GRPO_ARGS` adds
 recipe flags over the config for a sweep (e.g. `--beta 0.04`); they name the run's folder
