@@ -93,6 +93,16 @@ def total_rewards(predictions: Path) -> dict[tuple, float]:
     return dict(zip(keys, values, strict=True))
 
 
+def step_means(rewards: list[dict[tuple, float]]) -> dict[tuple, float]:
+    """Each step's reward averaged over several policies' (or samples') rewards (None counts 0).
+
+    Example:
+        >>> step_means([{("a", 0, 0): 1.0}, {("a", 0, 0): None}])
+        {('a', 0, 0): 0.5}
+    """
+    return {key: sum(r[key] or 0.0 for r in rewards) / len(rewards) for key in rewards[0]}
+
+
 def reward_gain(before: dict[tuple, float], *afters: dict[tuple, float], seed: int = 0) -> dict:
     """Paired bootstrap (by conversation) of the mean total reward, after - before.
 
@@ -109,11 +119,12 @@ def reward_gain(before: dict[tuple, float], *afters: dict[tuple, float], seed: i
 
     if not afters:
         raise ValueError("reward_gain: no policy to compare with")
+    after = step_means(list(afters))
     units: dict[str, tuple[list, list]] = {}
     for key, value in before.items():
         first, second = units.setdefault(key[0], ([], []))
         first.append(value or 0.0)
-        second.append(sum(after[key] or 0.0 for after in afters) / len(afters))
+        second.append(after[key])
     mean = lambda xs: sum(xs) / len(xs) if xs else None  # noqa: E731
     return paired_bootstrap([units[c] for c in sorted(units)], mean, seed=seed).to_dict()
 
@@ -227,7 +238,7 @@ def sampled_evaluation(
         for c in evaluations[0].conversations
     }
     pooled = Evaluation(l1={}, l2={}, steps=steps, conversations=conversations)
-    return pooled, {key: sum(r[key] or 0.0 for r in rewards) / samples for key in rewards[0]}
+    return pooled, step_means(rewards)
 
 
 def _gain(before: Evaluation, before_rewards: dict, after: Evaluation, after_rewards: dict) -> dict:
@@ -239,12 +250,13 @@ def _gain(before: Evaluation, before_rewards: dict, after: Evaluation, after_rew
     )
 
 
-def _clear_predictions(stem: Path) -> None:
+def _clear_predictions(stem: Path) -> Path:
     """Remove an earlier run's predictions of `stem` (greedy, its manifest, and sampled): a
-    new adapter every run."""
+    new adapter every run. Returns the greedy predictions' path."""
     greedy = stem.with_name(f"{stem.name}.jsonl")
     for stale in (greedy, manifest_path(greedy), *stem.parent.glob(f"{stem.name}_T*")):
         stale.unlink(missing_ok=True)
+    return greedy
 
 
 def _split(name: str, conversations: str | None) -> tuple[int, int]:
@@ -261,12 +273,10 @@ def _split(name: str, conversations: str | None) -> tuple[int, int]:
     return skip, take
 
 
-def _gain_rows(
-    figures: dict, note: str, label: str, compared: str = "GRPO{label} - SFT"
-) -> list[dict]:
+def _gain_rows(figures: dict, note: str, compared: str) -> list[dict]:
     return [
         {
-            "measure": f"held-out {key}: {compared.format(label=label)}",
+            "measure": f"held-out {key}: {compared}",
             "value": figures[key]["delta"],
             "unit": "",
             "note": f"{figures[key]['before']} -> {figures[key]['after']}, 95% CI "
@@ -291,24 +301,20 @@ def _placebo_rows(
     for seed in range(placebos):
         adapter = placebo_adapter(*adapters, folder / f"adapter_{seed}", seed)
         stem = folder / f"predictions_{seed}"
-        _clear_predictions(stem)
-        predictions = stem.with_name(f"{stem.name}.jsonl")
+        predictions = _clear_predictions(stem)
         evaluate_model(str(adapter), rows, predictions, MAX_NEW_TOKENS)
         placebo_rewards.append(total_rewards(predictions))
         result += _gain_rows(
             {"mean_total_reward": reward_gain(sft_rewards, placebo_rewards[-1])},
             f"{note}; a random update of the GRPO run's size (seed {seed})",
-            label,
-            f"placebo {seed} of GRPO{{label}} - SFT",
+            f"placebo {seed} of GRPO{label} - SFT",
         )
-    mean = {key: sum(r[key] or 0.0 for r in placebo_rewards) / placebos for key in sft_rewards}
-    figures = {"mean_total_reward": reward_gain(mean, grpo_rewards)}
+    figures = {"mean_total_reward": reward_gain(step_means(placebo_rewards), grpo_rewards)}
     (folder / "result.json").write_text(json.dumps(figures, indent=2))
     return result + _gain_rows(
         figures,
         f"{note}; each step's reward averaged over {placebos} placebos",
-        label,
-        f"GRPO{{label}} - its {placebos} placebos",
+        f"GRPO{label} - its {placebos} placebos",
     )
 
 
@@ -371,8 +377,7 @@ def run() -> list[dict]:
             echo=False, log=lambda message: print(message, flush=True),
         )  # fmt: skip
         stem = out / f"predictions_grpo_{run_name}_{tag}"
-        _clear_predictions(stem)
-        predictions = stem.with_name(f"{stem.name}.jsonl")
+        predictions = _clear_predictions(stem)
         evaluation = evaluate_model(grpo["output_dir"], rows, predictions, MAX_NEW_TOKENS)
         seed_rewards.append(total_rewards(predictions))
         figures = _gain(sft_evaluation, sft_rewards, evaluation, seed_rewards[-1])
@@ -382,7 +387,9 @@ def run() -> list[dict]:
             )
         )
         result += _gain_rows(
-            figures, f"{note} (seed {seed if seed is not None else 'of the config'})", label
+            figures,
+            f"{note} (seed {seed if seed is not None else 'of the config'})",
+            f"GRPO{label} - SFT",
         )
         if samples:
             sampled_figures = _gain(
@@ -393,7 +400,7 @@ def run() -> list[dict]:
             result += _gain_rows(
                 sampled_figures,
                 f"{note}; {samples} samples per step at temperature {SAMPLED_TEMPERATURE}",
-                f"{label} sampled",
+                f"GRPO{label} sampled - SFT",
             )
             (out / f"result_{run_name}_sampled.json").write_text(json.dumps(sampled_figures))
         if placebos:
@@ -407,7 +414,7 @@ def run() -> list[dict]:
         result += _gain_rows(
             pooled,
             f"{note}; each step's reward averaged over the seeds' policies",
-            f" (seeds {','.join(map(str, seeds))} pooled)",
+            f"GRPO (seeds {','.join(map(str, seeds))} pooled) - SFT",
         )
     minutes = (time.perf_counter() - started) / 60
     result.append(
