@@ -211,11 +211,12 @@ def placebo_adapter(sft: Path, trained: Path, out: Path, seed: int) -> Path:
 
 
 def sampled_evaluation(
-    model: str, rows: list[dict], stem: Path, samples: int
+    model: str, rows: list[dict], stem: Path, samples: int, constrained: bool = False
 ) -> tuple[Evaluation, dict[tuple, float]]:
     """`samples` sampled predictions of every row (files `<stem>_T<t>_s<i>.jsonl`, seeds
     0..k-1): one Evaluation whose steps are (conversation, turn, step, sample) and each
-    step's total reward averaged over its samples."""
+    step's total reward averaged over its samples. `constrained`: tool steps only name
+    tools their prompt lists (as the GRPO run sampled)."""
     from mads_bench.demo import evaluate_model
 
     evaluations, rewards = [], []
@@ -229,6 +230,7 @@ def sampled_evaluation(
                 MAX_NEW_TOKENS,
                 temperature=SAMPLED_TEMPERATURE,
                 seed=sample,
+                constrain_tool_names=constrained,
             )  # fmt: skip
         )
         rewards.append(total_rewards(predictions))
@@ -257,6 +259,26 @@ def _clear_predictions(stem: Path) -> Path:
     for stale in (greedy, manifest_path(greedy), *stem.parent.glob(f"{stem.name}_T*")):
         stale.unlink(missing_ok=True)
     return greedy
+
+
+def constrains_tool_names(overrides: list[str], config: str = GAIN_GRPO_CONFIG) -> bool:
+    """Whether the GRPO run samples with `constrain_tool_names` (the config's value, or the
+    last `--constrain_tool_names` flag of the overrides): every policy is then evaluated
+    with the same decoding.
+
+    Example:
+        >>> constrains_tool_names(["--constrain_tool_names", "true"], config="/dev/null")
+        True
+        >>> constrains_tool_names(["--beta", "0.04"], config="/dev/null")
+        False
+    """
+    import yaml
+
+    value = (yaml.safe_load(Path(config).read_text()) or {}).get("constrain_tool_names", False)
+    for flag, setting in zip(overrides, [*overrides[1:], "true"], strict=False):
+        if flag == "--constrain_tool_names":
+            value = setting if not setting.startswith("--") else "true"
+    return str(value).lower() in ("true", "1", "yes")
 
 
 def _split(name: str, conversations: str | None) -> tuple[int, int]:
@@ -289,7 +311,7 @@ def _gain_rows(figures: dict, note: str, compared: str) -> list[dict]:
 
 def _placebo_rows(
     adapters: tuple[Path, Path], folder: Path, rows: list[dict], rewards: tuple[dict, dict],
-    placebos: int, note: str, label: str,
+    placebos: int, note: str, label: str, constrained: bool = False,
 ) -> list[dict]:  # fmt: skip
     """`placebos` random updates of the GRPO run's size (`adapters`: SFT, GRPO), each predicting
     `rows` into `folder` and scored against SFT, then GRPO against their mean reward per step
@@ -302,7 +324,9 @@ def _placebo_rows(
         adapter = placebo_adapter(*adapters, folder / f"adapter_{seed}", seed)
         stem = folder / f"predictions_{seed}"
         predictions = _clear_predictions(stem)
-        evaluate_model(str(adapter), rows, predictions, MAX_NEW_TOKENS)
+        evaluate_model(
+            str(adapter), rows, predictions, MAX_NEW_TOKENS, constrain_tool_names=constrained
+        )
         placebo_rewards.append(total_rewards(predictions))
         result += _gain_rows(
             {"mean_total_reward": reward_gain(sft_rewards, placebo_rewards[-1])},
@@ -351,19 +375,23 @@ def run() -> list[dict]:
     if not (sft / "adapter_config.json").is_file():
         raise SystemExit(f"{sft}: no SFT adapter; run `make demo` (or set MADS_BENCH_DEMO_DIR)")
     out = demo / "grpo_gain"
+    constrained = constrains_tool_names(overrides)
     rows = eval_rows(demo / "dataset", conversations, 0, skip=skip)
-    tag = f"{split}_{conversations}"
+    tag = f"{split}_{conversations}" + ("_names" if constrained else "")
     sft_predictions = out / f"predictions_sft_{tag}.jsonl"
-    sft_evaluation = evaluate_model(str(sft), rows, sft_predictions, MAX_NEW_TOKENS)
+    sft_evaluation = evaluate_model(
+        str(sft), rows, sft_predictions, MAX_NEW_TOKENS, constrain_tool_names=constrained
+    )
     sft_rewards = total_rewards(sft_predictions)
     if samples:
         sft_sampled, sft_sampled_rewards = sampled_evaluation(
-            str(sft), rows, out / f"predictions_sft_{tag}", samples
+            str(sft), rows, out / f"predictions_sft_{tag}", samples, constrained
         )
     note = (
         f"SFT vs + {steps} GRPO steps; {len(rows)} held-out steps of "
         f"{len(sft_evaluation.conversations)} conversations ({split} split)"
         + (f"; over the config: {shlex.join(overrides)}" if overrides else "")
+        + ("; tool names constrained to the prompt's tools" if constrained else "")
     )
     result, seed_rewards = [], []
     for seed in seeds:
@@ -378,7 +406,10 @@ def run() -> list[dict]:
         )  # fmt: skip
         stem = out / f"predictions_grpo_{run_name}_{tag}"
         predictions = _clear_predictions(stem)
-        evaluation = evaluate_model(grpo["output_dir"], rows, predictions, MAX_NEW_TOKENS)
+        evaluation = evaluate_model(
+            grpo["output_dir"], rows, predictions, MAX_NEW_TOKENS,
+            constrain_tool_names=constrained,
+        )  # fmt: skip
         seed_rewards.append(total_rewards(predictions))
         figures = _gain(sft_evaluation, sft_rewards, evaluation, seed_rewards[-1])
         (out / f"result_{run_name}.json").write_text(
@@ -395,7 +426,7 @@ def run() -> list[dict]:
             sampled_figures = _gain(
                 sft_sampled,
                 sft_sampled_rewards,
-                *sampled_evaluation(grpo["output_dir"], rows, stem, samples),
+                *sampled_evaluation(grpo["output_dir"], rows, stem, samples, constrained),
             )
             result += _gain_rows(
                 sampled_figures,
@@ -406,7 +437,7 @@ def run() -> list[dict]:
         if placebos:
             result += _placebo_rows(
                 (sft, Path(grpo["output_dir"])), out / f"placebo_{run_name}_{tag}", rows,
-                (sft_rewards, seed_rewards[-1]), placebos, note, label,
+                (sft_rewards, seed_rewards[-1]), placebos, note, label, constrained,
             )  # fmt: skip
         result += _train_rows(grpo, label)
     if len(seeds) > 1:

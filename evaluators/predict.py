@@ -132,6 +132,8 @@ def predict_steps(
         raise ValueError(f"temperature must be >= 0, got {temperature}")
     if temperature > 0:  # greedy files keep the manifest they always had
         manifest["temperature"] = temperature
+    if getattr(backend, "constrain_tool_names", False):  # and so do unconstrained ones
+        manifest["constrain_tool_names"] = True
     check_manifest(out, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = _done_keys(out)

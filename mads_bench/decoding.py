@@ -21,6 +21,10 @@ together in one `transformers.DynamicCache` instead:
   copies the whole cache at every token, which was 65% of a decoding step of SmolLM2-135M
   with 8 rows of ~1.3k tokens (profiled: 264 ms per step, 162 ms of it in `aten::cat`).
 
+A row may carry tool names (`DecodeEngine.submit(tool_names=...)`): while it writes the name
+of a Pre-Act tool step it can only choose tokens that continue one of them
+(`mads_bench.tool_constraint`).
+
 Greedy when a row's `temperature == 0`; otherwise it samples with its own `torch.Generator`
 (temperature, then nucleus `top_p`), so a row's sample does not depend on which other rows
 share its steps. Log-probabilities, when asked for, are those of the chosen tokens under
@@ -144,6 +148,7 @@ class _Row:
     stop_strings: tuple[str, ...]
     generator: torch.Generator | None
     want_logprobs: bool
+    tool_names: tuple[str, ...] = ()
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: str | None = None
@@ -234,6 +239,7 @@ class DecodeEngine:
         self._waiting: deque[_Row] = deque()
         self._lock = threading.Lock()  # guards `_waiting` and the ticket counter
         self._next_ticket = 0
+        self._names: Any = None  # ToolNameFilter, built for the first row with tool names
         self.steps = 0  # decoding steps run (counters for benchmarks and progress reports)
         self.tokens = 0  # tokens chosen, the one after each prefill included
         self._reset_batch()
@@ -266,6 +272,7 @@ class DecodeEngine:
         top_p: float = 1.0,
         generator: torch.Generator | None = None,
         return_logprobs: bool = False,
+        tool_names: Sequence[str] = (),
     ) -> int:
         """Queue one prompt; it joins the batch at a coming `step`. Safe from any thread.
 
@@ -278,13 +285,15 @@ class DecodeEngine:
             generator (`torch.Generator`, *optional*): CPU generator the row samples from;
                 a fresh unseeded one when `None`.
             return_logprobs (`bool`): Record each token's log-probability.
+            tool_names (`Sequence[str]`): When given, a tool step may only name one of these
+                (`mads_bench.tool_constraint`); needs the tokenizer.
 
         Returns:
             `int`: The ticket under which `step` reports the result.
 
         Raises:
             `ValueError`: On an empty prompt, `max_new_tokens < 1`, a negative temperature, a
-                `top_p` outside (0, 1], or stop strings without a tokenizer.
+                `top_p` outside (0, 1], or stop strings or tool names without a tokenizer.
         """
         if not prompt:
             raise ValueError("prompt must hold at least one token id")
@@ -293,8 +302,8 @@ class DecodeEngine:
         if temperature < 0 or not 0 < top_p <= 1:
             raise ValueError(f"need temperature >= 0 and 0 < top_p <= 1, got {temperature}/{top_p}")
         stops = tuple(s for s in stop_strings if s)
-        if stops and self.tokenizer is None:
-            raise ValueError("stop strings need a tokenizer")
+        if (stops or tool_names) and self.tokenizer is None:
+            raise ValueError("stop strings and tool names need a tokenizer")
         if temperature > 0 and generator is None:
             generator = row_generators(None, 1)[0]
         with self._lock:
@@ -302,7 +311,7 @@ class DecodeEngine:
             self._next_ticket += 1
             self._waiting.append(
                 _Row(ticket, list(prompt), max_new_tokens, float(temperature), float(top_p),
-                     stops, generator, return_logprobs)
+                     stops, generator, return_logprobs, tuple(tool_names))
             )  # fmt: skip
         return ticket
 
@@ -492,21 +501,45 @@ class DecodeEngine:
             self._mask = self._mask[:, start:]
 
     def _choose(self, rows: list[_Row], logits: torch.Tensor) -> list[int]:
-        """The next token of each row: argmax, or a sample from its own generator."""
+        """The next token of each row: argmax, or a sample from its own generator (among
+        the tokens its tool names allow, where it is writing one)."""
         logits = logits.float()
-        tokens = logits.argmax(dim=-1).tolist()
+        allowed = self._name_filter(rows, logits)
+        tokens = allowed.argmax(dim=-1).tolist()
         want_logprobs = any(r.want_logprobs for r in rows)
         temperatures = torch.tensor([r.temperature or 1.0 for r in rows], device=logits.device)
         scaled = logits / temperatures[:, None]
         logprobs = torch.log_softmax(scaled, dim=-1) if want_logprobs else None
         for i, row in enumerate(rows):
             if row.temperature > 0:
-                tokens[i] = _sample(scaled[i], row.top_p, row.generator)
+                tokens[i] = _sample(allowed[i] / row.temperature, row.top_p, row.generator)
         if logprobs is not None:
             picked = logprobs.gather(1, torch.tensor(tokens, device=logits.device)[:, None])
             for row, value in zip(rows, picked[:, 0].tolist(), strict=True):
                 row.logprobs.append(value)
         return tokens
+
+    def _name_filter(self, rows: list[_Row], logits: torch.Tensor) -> torch.Tensor:
+        """`logits` with every token a row may not write set to -inf: inside a tool name,
+        those that cannot continue one of its `tool_names` (`mads_bench.tool_constraint`)."""
+        filtered = logits
+        for i, row in enumerate(rows):
+            if not row.tool_names:
+                continue
+            if self._names is None:
+                from mads_bench.tool_constraint import ToolNameFilter
+
+                self._names = ToolNameFilter(self.tokenizer)
+            allowed = self._names.allowed(self._names.text(row.tokens), row.tool_names)
+            if allowed is None:
+                continue
+            if filtered is logits:
+                filtered = logits.clone()
+            index = torch.tensor(allowed, device=logits.device)
+            kept = filtered[i, index]
+            filtered[i] = float("-inf")
+            filtered[i, index] = kept
+        return filtered
 
     def _record(self, row: _Row, token: int) -> bool:
         """Append `token` to `row`; return whether the row is finished."""
@@ -594,6 +627,7 @@ def decode(
     max_batch: int = 8,
     return_logprobs: bool = False,
     capture_layer: int | None = None,
+    tool_names: Sequence[Sequence[str]] | None = None,
 ) -> list[DecodeResult]:
     """Generate for every prompt with continuous batching; results in input order.
 
@@ -613,6 +647,8 @@ def decode(
         return_logprobs (`bool`): Also return each token's log-probability.
         capture_layer (`int`, *optional*): Also return the hidden states entering this
             decoder layer (`DecodeResult.hidden`).
+        tool_names (`Sequence[Sequence[str]]`, *optional*): Per prompt, the only tool names
+            its tool steps may write (see `DecodeEngine.submit`); needs the tokenizer.
 
     Returns:
         `list[DecodeResult]`: One per prompt.
@@ -625,6 +661,9 @@ def decode(
     bounds = [max_new_tokens] * len(prompts) if isinstance(max_new_tokens, int) else max_new_tokens
     if len(bounds) != len(prompts):
         raise ValueError(f"{len(bounds)} max_new_tokens for {len(prompts)} prompts")
+    names = [()] * len(prompts) if tool_names is None else list(tool_names)
+    if len(names) != len(prompts):
+        raise ValueError(f"{len(names)} tool name lists for {len(prompts)} prompts")
     sampled = temperature > 0
     generators = row_generators(generator, len(prompts)) if sampled else [None] * len(prompts)
     engine = DecodeEngine(model, eos_ids=eos_ids, tokenizer=tokenizer, max_batch=max_batch,
@@ -632,8 +671,9 @@ def decode(
     tickets = [
         engine.submit(prompt, max_new_tokens=bound, stop_strings=stop_strings,
                       temperature=temperature, top_p=top_p, generator=row_generator,
-                      return_logprobs=return_logprobs)
-        for prompt, bound, row_generator in zip(prompts, bounds, generators, strict=True)
+                      return_logprobs=return_logprobs, tool_names=row_names)
+        for prompt, bound, row_generator, row_names in zip(prompts, bounds, generators, names,
+                                                           strict=True)
     ]  # fmt: skip
     results: dict[int, DecodeResult] = {}
     while not engine.idle:

@@ -107,17 +107,21 @@ def evaluate_model(
     *,
     temperature: float = 0.0,
     seed: int = 0,
+    constrain_tool_names: bool = False,
 ) -> Evaluation:
     """Predict every row with `transformers:<model>` (batched, bf16 where native) and score.
 
-    Greedy by default; with a `temperature` each step is one sample drawn from `seed`."""
+    Greedy by default; with a `temperature` each step is one sample drawn from `seed`; with
+    `constrain_tool_names` a tool step can only name a tool its prompt lists."""
     from evaluators.l1.core import score_l1
     from evaluators.l2.core import score_l2
     from evaluators.predict import predict_steps
     from evaluators.step_predictions import l1_steps, l2_steps, read_rows
     from simulation.backends import get_backend
 
-    backend = get_backend(f"transformers:{model}", batch_size=8)
+    backend = get_backend(
+        f"transformers:{model}", batch_size=8, constrain_tool_names=constrain_tool_names
+    )
     predict_steps(
         rows, backend, predictions, max_new_tokens=max_new_tokens, temperature=temperature,
         seed=seed,

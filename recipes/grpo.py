@@ -83,6 +83,12 @@ def main(
             f"curriculum_reward {ranking!r} is not one of reward_funcs "
             f"{script_args.reward_funcs}; add it there (weight 0 logs it without optimising it)"
         )
+    fast = use_rollout_weights(script_args.rollout_weights, training_args)
+    if script_args.constrain_tool_names and (script_args.rollout != "step" or not fast):
+        raise UsageError(
+            "constrain_tool_names works in step mode with rollouts from the fast copy "
+            "(rollout: step, rollout_weights: auto on CPU, or copy)"
+        )
 
     train, test, dataset_info = load_training_splits(
         script_args.dataset_name,
@@ -98,8 +104,8 @@ def main(
         test = None
     else:
         check_reward_modes(reward_funcs, "step")
-        if use_rollout_weights(script_args.rollout_weights, training_args):
-            rollout_func = StepRollout()  # TRL's step generation, from a fast copy
+        if fast:  # TRL's step generation, from a fast copy
+            rollout_func = StepRollout(script_args.constrain_tool_names)
         train = select_conversations(
             train, script_args.num_conversations, seed=script_args.subset_seed
         )
@@ -164,7 +170,11 @@ def _curriculum(trainer, rollout_func, train, script_args):
     if script_args.rollout != "step":
         raise UsageError("curriculum_candidates works in step mode only (rollout: step)")
     ranking = script_args.curriculum_reward
-    rollout = rollout_func if isinstance(rollout_func, StepRollout) else StepRollout()
+    rollout = (
+        rollout_func
+        if isinstance(rollout_func, StepRollout)
+        else StepRollout(script_args.constrain_tool_names)
+    )
     kept, report = policy_reward_curriculum(
         trainer, rollout, train, candidates=script_args.curriculum_candidates,
         samples=script_args.curriculum_samples, keep=script_args.curriculum_keep,

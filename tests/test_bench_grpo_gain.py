@@ -18,6 +18,7 @@ from benchmarks.bench_grpo_gain import (
     _placebo_rows,
     _seeds,
     _split,
+    constrains_tool_names,
     placebo_adapter,
     reward_gain,
     sampled_evaluation,
@@ -88,14 +89,16 @@ def test_sampled_evaluation_keeps_every_sample_and_averages_each_steps_reward(
     ]  # fmt: skip
     calls = []
 
-    def fake_evaluate(model, rows, predictions, max_new_tokens, *, temperature, seed):
+    def fake_evaluate(model, rows, predictions, max_new_tokens, *, temperature, seed,
+                      constrain_tool_names):  # fmt: skip
         calls.append((predictions.name, temperature, seed))
+        assert constrain_tool_names  # the same decoding as the GRPO run's samples
         reply = tool if seed == 0 else "no action at all"  # sample 0 right, sample 1 malformed
         predictions.write_text("".join(json.dumps(r | {"prediction": reply}) + "\n" for r in rows))
         return Evaluation(l1={}, l2={}, steps={("a", 0, 0): seed}, conversations={"a": 1.0 - seed})
 
     monkeypatch.setattr("mads_bench.demo.evaluate_model", fake_evaluate)
-    pooled, rewards = sampled_evaluation("m", rows, tmp_path / "predictions_sft_x", 2)
+    pooled, rewards = sampled_evaluation("m", rows, tmp_path / "predictions_sft_x", 2, True)
     assert calls == [
         (f"predictions_sft_x_T{SAMPLED_TEMPERATURE}_s0.jsonl", SAMPLED_TEMPERATURE, 0),
         (f"predictions_sft_x_T{SAMPLED_TEMPERATURE}_s1.jsonl", SAMPLED_TEMPERATURE, 1),
@@ -182,8 +185,8 @@ def test_grpo_is_compared_with_its_placebos_mean_step_by_step(tmp_path, monkeypa
     ]  # fmt: skip
     evaluated = []
 
-    def fake_evaluate(model, rows, predictions, max_new_tokens):
-        evaluated.append(Path(model).name)
+    def fake_evaluate(model, rows, predictions, max_new_tokens, *, constrain_tool_names):
+        evaluated.append((Path(model).name, constrain_tool_names))
         right = Path(model).name == "adapter_0"  # placebo 0 right everywhere, placebo 1 never
         reply = tool if right else "no action at all"
         predictions.write_text("".join(json.dumps(r | {"prediction": reply}) + "\n" for r in rows))
@@ -194,7 +197,7 @@ def test_grpo_is_compared_with_its_placebos_mean_step_by_step(tmp_path, monkeypa
     keys = [("a", 0, 0), ("b", 0, 0)]
     sft, grpo = dict.fromkeys(keys, 0.0), dict.fromkeys(keys, 1.0)
     result = _placebo_rows(adapters, tmp_path / "placebo", rows, (sft, grpo), 2, "n", "")
-    assert evaluated == ["adapter_0", "adapter_1"]
+    assert evaluated == [("adapter_0", False), ("adapter_1", False)]
     first, second, versus = result
     assert first["measure"] == "held-out mean_total_reward: placebo 0 of GRPO - SFT"
     assert first["value"] > 0 and second["value"] == 0.0
@@ -202,3 +205,12 @@ def test_grpo_is_compared_with_its_placebos_mean_step_by_step(tmp_path, monkeypa
     assert versus["value"] == pytest.approx(1.0 - first["value"] / 2, abs=1e-3)
     saved = json.loads((tmp_path / "placebo" / "result.json").read_text())
     assert saved["mean_total_reward"]["delta"] == versus["value"]
+
+
+def test_every_policy_is_evaluated_as_the_grpo_run_samples(tmp_path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("constrain_tool_names: true\nbeta: 0.0\n")
+    assert constrains_tool_names([], config=str(config))
+    assert not constrains_tool_names(["--constrain_tool_names", "false"], config=str(config))
+    assert constrains_tool_names(["--beta", "0.04", "--constrain_tool_names"])
+    assert not constrains_tool_names([])  # the committed config samples freely

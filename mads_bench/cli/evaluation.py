@@ -64,6 +64,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         run.add_argument(
             "--seed", type=non_negative_int, default=0, help="Sampling seed (default 0)."
         )
+        run.add_argument(
+            "--constrain-tool-names",
+            action="store_true",
+            help="A tool step may only name a tool its prompt lists (transformers: models; "
+            "how a policy trained with constrain_tool_names samples).",
+        )
         cmd.add_argument("--wandb-project", help="Log the report to this W&B project.")
         cmd.add_argument("--out", type=Path, help="Also write the JSON report here.")
         cmd.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
@@ -95,7 +101,12 @@ def _predict(args: argparse.Namespace) -> None:
     from evaluators.predict import predict_steps
     from mads_bench.datasets import load_mads_dataset
 
-    backend = backend_from_flag("--model", args.model)
+    options = {}
+    if args.constrain_tool_names:
+        if not args.model.startswith("transformers:"):
+            raise UsageError("--constrain-tool-names works with transformers:<model> backends")
+        options["constrain_tool_names"] = True
+    backend = backend_from_flag("--model", args.model, **options)
     rows = load_mads_dataset(args.dataset, "grpo", split=args.split)
     if args.limit is not None:
         rows = rows.select(range(min(args.limit, len(rows))))

@@ -155,6 +155,11 @@ class GRPOScriptArguments(MadsScriptArguments):
             this one reward (a name in `reward_funcs`, e.g. `tool_name`: rows where the policy
             sometimes names the gold tool) instead of the weighted total; a reward that is
             `None` on a row (the tool name on a say step) gives that row no spread.
+        constrain_tool_names (`bool`): Step mode: a sampled tool step can only name a tool
+            its prompt lists (`mads_bench.tool_constraint`), so a group's tool-name rewards
+            differ by the tool chosen rather than by whether it exists. Needs rollouts from
+            the fast copy (`rollout_weights` `auto` on CPU, or `copy`); evaluate the policy
+            with the same decoding (`eval l1 --model ... --constrain-tool-names`).
     """
 
     dataset_config: str | None = field(
@@ -211,6 +216,10 @@ class GRPOScriptArguments(MadsScriptArguments):
     curriculum_reward: str | None = field(
         default=None,
         metadata={"help": "Curriculum: rank rows by this reward's spread (default: the total)."},
+    )
+    constrain_tool_names: bool = field(
+        default=False,
+        metadata={"help": "Step mode: sampled tool steps only name tools their prompt lists."},
     )
 
 

@@ -427,6 +427,10 @@ class HFPolicy:
         stop_strings (`Sequence[str]`): Where a row stops besides EOS.
         capture_layer (`int`, *optional*): When decoding from `weights`, also keep the
             hidden states entering this layer for each row of the last call (`states`).
+
+    Raises:
+        `UsageError`: At a call with `tool_names` that cannot decode from `weights` with
+            plain sampling (only `mads_bench.decoding` filters tool names).
     """
 
     def __init__(
@@ -437,7 +441,10 @@ class HFPolicy:
         self.capture_layer = capture_layer
         self.states: list[Any] | None = None  # the last call's captured states, if any
 
-    def __call__(self, contexts: list[list[int]], max_new_tokens: int) -> list[list[int]]:
+    def __call__(
+        self, contexts: list[list[int]], max_new_tokens: int,
+        tool_names: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[int]]:  # fmt: skip
         import copy
 
         if not contexts:
@@ -446,10 +453,18 @@ class HFPolicy:
         config.max_new_tokens = max_new_tokens
         self.states = None
         if self.weights is not None and _plain_sampling(config):
-            return self._decode(contexts, config)
+            return self._decode(contexts, config, tool_names)
+        if tool_names is not None:
+            raise UsageError(
+                "constrain_tool_names needs rollouts from the fast copy (rollout_weights: auto "
+                "or copy) with plain temperature/top_p sampling"
+            )
         return self._generate(contexts, config)
 
-    def _decode(self, contexts: list[list[int]], config: Any) -> list[list[int]]:
+    def _decode(
+        self, contexts: list[list[int]], config: Any,
+        tool_names: Sequence[Sequence[str]] | None = None,
+    ) -> list[list[int]]:  # fmt: skip
         import torch
 
         from mads_bench.decoding import decode
@@ -464,6 +479,7 @@ class HFPolicy:
             temperature=config.temperature if config.do_sample else 0.0,
             top_p=config.top_p if config.do_sample and config.top_p is not None else 1.0,
             generator=seed, max_batch=len(contexts), capture_layer=self.capture_layer,
+            tool_names=tool_names,
         )  # fmt: skip
         if self.capture_layer is not None:
             self.states = [result.hidden for result in results]

@@ -8,7 +8,9 @@ from a `RolloutWeights` copy of the policy. The trainer then scores those tokens
 model it trains, exactly as for its own samples (`mads_bench.training.fast_weights` says why
 no importance weight is needed and how close the copy is). A trainer with `frozen_below` (the
 `SharedPromptGRPOTrainer`) also gets, for each row, the hidden states that entered its first
-trained layer, so that its update need not run the frozen layers below again.
+trained layer, so that its update need not run the frozen layers below again. With
+`constrain_tool_names` a tool step can only name a tool its prompt lists
+(`mads_bench.tool_constraint`).
 
 Example:
     >>> rollout = StepRollout()
@@ -41,12 +43,18 @@ def until_eos(row: Sequence[int], eos_ids: Collection[int], pad_id: int | None) 
 
 
 class StepRollout:
-    """TRL ``rollout_func`` of step-mode GRPO generating from a `RolloutWeights` copy."""
+    """TRL ``rollout_func`` of step-mode GRPO generating from a `RolloutWeights` copy.
 
-    def __init__(self) -> None:
+    Args:
+        constrain_tool_names (`bool`): Tool steps only name tools their prompt lists.
+    """
+
+    def __init__(self, constrain_tool_names: bool = False) -> None:
         self.weights: Any = None
+        self.constrain_tool_names = constrain_tool_names
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        from mads_bench.tool_constraint import offered_tools
         from mads_bench.training.fast_weights import RolloutWeights
         from mads_bench.training.rollout import HFPolicy
 
@@ -56,7 +64,8 @@ class StepRollout:
         # a trainer that can skip its frozen layers gets their output from the rollouts
         layer = getattr(trainer, "frozen_below", None)
         policy = HFPolicy(trainer, self.weights, stop_strings=(), capture_layer=layer)
-        rows = policy(prompt_ids, trainer.args.max_completion_length)
+        names = [offered_tools(p) for p in prompts] if self.constrain_tool_names else None
+        rows = policy(prompt_ids, trainer.args.max_completion_length, tool_names=names)
         eos = set(trainer.eos_token_ids)
         pad = trainer.processing_class.pad_token_id
         completions = [until_eos(row, eos, pad) for row in rows]

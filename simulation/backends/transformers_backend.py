@@ -15,6 +15,10 @@ starts with its previous prompt and reply, and only the turns after them are pre
 seed and inputs give the same replies whichever other prompts share the steps (up to
 floating-point differences between batch shapes).
 
+With `constrain_tool_names=True` a tool step can only name a tool that its conversation's
+system message lists (`mads_bench.tool_constraint`: the name's tokens are filtered while it is
+written; everything else decodes as before).
+
 Precision (`dtype="auto"`, the default): a float32 checkpoint generates in bf16 where the
 device runs bf16 natively (`mads_bench.precision.native_bf16`; avx512_bf16/AMX CPUs), in float32
 elsewhere. Measured on a 2-core Zen 5 with SmolLM2-135M on 8 held-out demo steps (~1.3k-token
@@ -71,6 +75,8 @@ class TransformersBackend(BaseChatBackend):
         prefix_cache (`int`, *optional*): Finished replies whose keys and values are kept, so
             a conversation's next prompt (which starts with the last one and its reply)
             prefills only its new turns; default `batch_size`, 0 turns it off.
+        constrain_tool_names (`bool`): A tool step may only name a tool its conversation's
+            system message lists (`mads_bench.tool_constraint`); off by default.
 
     Raises:
         `ValueError`: When the spec has no model or the options are invalid.
@@ -89,6 +95,7 @@ class TransformersBackend(BaseChatBackend):
         device: str = "cpu",
         dtype: str | torch.dtype | None = "auto",
         prefix_cache: int | None = None,
+        constrain_tool_names: bool = False,
     ) -> None:
         prefix, model_name = split_spec(spec)
         if prefix != "transformers" or not model_name:
@@ -105,6 +112,7 @@ class TransformersBackend(BaseChatBackend):
         self.prefix_cache = batch_size if prefix_cache is None else prefix_cache
         if not isinstance(self.prefix_cache, int) or self.prefix_cache < 0:
             raise ValueError(f"{spec!r}: prefix_cache must be 0 or more, got {prefix_cache!r}.")
+        self.constrain_tool_names = bool(constrain_tool_names)
         self._model: Any = None
         self._tokenizer: Any = None
         self._load_lock = threading.Lock()
@@ -178,6 +186,7 @@ class TransformersBackend(BaseChatBackend):
         stop: list[str],
     ) -> list[str]:
         from mads_bench.decoding import row_generators
+        from mads_bench.tool_constraint import offered_tools
 
         self.load()
         texts = [
@@ -187,10 +196,11 @@ class TransformersBackend(BaseChatBackend):
         prompts = self._tokenizer(texts, add_special_tokens=False).input_ids
         sampled = temperature > 0
         generators = row_generators(seed, len(prompts)) if sampled else [None] * len(prompts)
+        names = [offered_tools(c) if self.constrain_tool_names else () for c in conversations]
         futures = [
             self._worker.submit(prompt, max_new_tokens=max_new_tokens, stop_strings=stop,
-                           temperature=temperature, generator=generator)
-            for prompt, generator in zip(prompts, generators, strict=True)
+                           temperature=temperature, generator=generator, tool_names=tools)
+            for prompt, generator, tools in zip(prompts, generators, names, strict=True)
         ]  # fmt: skip
         return [
             self._tokenizer.decode(f.result().tokens, skip_special_tokens=True) for f in futures

@@ -148,3 +148,38 @@ def test_eval_logs_the_report_to_wandb_offline(dataset_dir, tmp_path, capsys, mo
     [logged] = read_offline_run(tmp_path).history
     assert logged["l2/overall/n_conversations"] == len({row_key(r)[0] for r in rows})
     assert "l2/by_domain/mock/success_rate" in logged
+
+
+def test_constrained_predictions_are_not_mixed_with_free_ones(dataset_dir, tmp_path):
+    from mads_bench.manifest import ManifestMismatchError, read_manifest
+
+    rows = load_mads_dataset(str(dataset_dir), "grpo", split="test").select(range(2))
+    free = FakeBackend(replies=lambda conversation: SAY)
+    constrained = FakeBackend(replies=lambda conversation: SAY)
+    constrained.constrain_tool_names = True  # what `transformers:` backends carry
+    out = tmp_path / "constrained.jsonl"
+    predict_steps(rows.select(range(1)), constrained, out, progress=False)
+    assert read_manifest(out)["settings"]["constrain_tool_names"] is True
+    with pytest.raises(ManifestMismatchError):  # a free decoder does not continue the file
+        predict_steps(rows, free, out, progress=False)
+    predict_steps(rows, free, tmp_path / "free.jsonl", progress=False)
+    assert "constrain_tool_names" not in read_manifest(tmp_path / "free.jsonl")["settings"]
+
+
+def test_eval_cli_constrains_tool_names_of_transformers_models_only(
+    dataset_dir, tmp_path, capsys, monkeypatch
+):
+    built = []
+
+    def backend(spec, **options):
+        built.append(options)
+        return FakeBackend(replies=lambda conversation: SAY)
+
+    monkeypatch.setattr("simulation.backends.get_backend", backend)
+    pred = tmp_path / "pred.jsonl"
+    args = ["--dataset", str(dataset_dir), "--predictions", str(pred), "--constrain-tool-names"]
+    assert main(["eval", "l2", "--model", "transformers:tiny-lm", *args, "--json"]) == 0
+    assert built == [{"constrain_tool_names": True}]
+    capsys.readouterr()
+    assert main(["eval", "l2", "--model", "fake:", *args]) == 2
+    assert "--constrain-tool-names works with transformers:" in capsys.readouterr().err

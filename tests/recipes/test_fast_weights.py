@@ -167,3 +167,33 @@ def test_conversation_steps_from_the_copy_stop_where_generate_would(
     first = sample(contexts, 10)
     torch.manual_seed(4)
     assert sample(contexts, 10) == first and all(1 <= len(row) <= 10 for row in first)
+
+
+def test_constrained_step_rollouts_give_each_row_its_prompts_tools(
+    policy, tiny_lm_path, monkeypatch
+) -> None:
+    import mads_bench.decoding
+    from mads_bench.decoding import DecodeResult
+    from mads_bench.errors import UsageError
+    from mads_bench.training.rollout import HFPolicy
+
+    seen = {}
+
+    def fake_decode(model, prompts, **options):
+        seen.update(options)
+        return [DecodeResult([7], "length") for _ in prompts]
+
+    monkeypatch.setattr(mads_bench.decoding, "decode", fake_decode)
+    tokenizer = load_tokenizer(str(tiny_lm_path))
+    system = "Tools (name(arguments)):\n- list_cards(customer_id: string) [read]"
+    prompts = [
+        [{"role": "system", "content": system}, {"role": "user", "content": "My cards?"}],
+        [{"role": "user", "content": "Hello."}],
+    ]
+    trainer = _fake_trainer(policy, tokenizer, max_new=4)
+    out = StepRollout(constrain_tool_names=True)(prompts, trainer)
+    assert seen["tool_names"] == [("list_cards",), ()] and out["completion_ids"] == [[7], [7]]
+    StepRollout()(prompts, trainer)
+    assert seen["tool_names"] is None
+    with pytest.raises(UsageError, match="constrain_tool_names"):  # TRL's own generation
+        HFPolicy(trainer)([[1, 2]], 4, tool_names=[("list_cards",)])

@@ -116,3 +116,21 @@ def test_curriculum_reward_outside_reward_funcs_is_one_line(
     assert run_recipe_main(recipe.main, parser) == 2
     line = capsys.readouterr().err.splitlines()[-1]
     assert line.startswith("error: curriculum_reward 'tool_nmae' is not one of reward_funcs")
+
+
+def test_constrained_tool_names_without_the_fast_copy_is_one_line(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("grpo_recipe", REPO / "recipes/grpo.py")
+    recipe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(recipe)
+    argv = ["grpo.py", "--config", str(REPO / GRPO_CONFIG), "--dataset_name", "no/such/data",
+            "--output_dir", str(tmp_path), "--constrain_tool_names", "true",
+            "--rollout_weights", "trained"]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))
+    assert run_recipe_main(recipe.main, parser) == 2  # before the (missing) dataset is read
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line.startswith("error: constrain_tool_names works in step mode with rollouts from")

@@ -164,3 +164,24 @@ def test_smollm2_answers_sensibly_and_batching_matches_one_by_one():
     assert "Paris" in batched[0]
     # greedy answers do not depend on padding: batched == one by one
     assert batched == [backend.complete([q], max_new_tokens=16)[0] for q in questions]
+
+
+def test_constrained_backends_give_each_conversation_its_offered_tools(tiny_lm_path, monkeypatch):
+    system = "Tools (name(arguments)):\n- list_cards(customer_id: string) [read]"
+    conversations = [
+        [{"role": "system", "content": system}, {"role": "user", "content": "My cards?"}],
+        [{"role": "user", "content": "Hello."}],
+    ]
+    for constrained, expected in ((True, [("list_cards",), ()]), (False, [(), ()])):
+        backend = get_backend("transformers:tiny-lm", constrain_tool_names=constrained)
+        backend.load()
+        submitted = []
+        submit = backend._worker.submit
+
+        def spy(prompt, _submit=submit, _seen=submitted, **options):
+            _seen.append(options["tool_names"])
+            return _submit(prompt, **options)
+
+        monkeypatch.setattr(backend._worker, "submit", spy)
+        assert len(backend.generate(conversations, max_new_tokens=3)) == 2
+        assert submitted == expected
