@@ -11,7 +11,7 @@ gain moved from -0.06 to +0.10 with its seed alone, recipes/README.md),
 and predicts held-out evaluation steps with both policies, every domain, the held-out
 home-services domain included. The held-out conversations come in two splits of one seeded
 order (`MADS_BENCH_EVAL_SPLIT`): ``selection``, conversations 1-16, where every setting of
-the config was chosen (recipes/README.md, E1-E21), and ``report`` (the default), conversations
+the config was chosen (recipes/README.md, E1-E22), and ``report`` (the default), conversations
 17-48, where nothing was chosen: sweep on the first, report the second.
 `MADS_BENCH_EVAL_CONVERSATIONS` overrides the split's size. `MADS_BENCH_GRPO_ARGS` adds
 recipe flags over the config for a sweep (e.g. `--beta 0.04`); they name the run's folder
@@ -32,6 +32,10 @@ MiniLM as in training), tool-name F1, parameter exact match, L-2 and the L-1 hea
 figures. Also: the GRPO run's reward curve on training prompts, the share of groups with zero
 reward spread, what the curriculum probe found, and the wall time of the whole benchmark (the
 budget it is meant to fit: 30 minutes on 2 cores).
+Every policy predicts in float32 (`EVAL_DTYPE`: in bf16 rounding alone flips a third of the
+greedy steps of nearby adapters, recipes/README.md E23), and with the tool names constrained
+to the prompt's tools when the GRPO run sampled so (`constrain_tool_names`, E22); the
+predictions files are named by both, so files of other settings are never continued.
 """
 
 from __future__ import annotations
@@ -52,6 +56,12 @@ GAIN_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_gain.yaml"
 
 MAX_NEW_TOKENS = 192
 """Generation budget of every held-out prediction, greedy or sampled."""
+
+EVAL_DTYPE = "float32"
+"""Precision of every held-out prediction. In bf16 (the backend's default where native) a
+change of one bf16 unit in the adapter flips a third of the greedy steps at random (the demo's
+two GRPO steps: 15 of 45 in bf16, 1 of 45 in float32; the same SFT adapter in bf16 and float32
+differs on 24 of 45), which buries what a GRPO run changed under rounding noise."""
 
 SAMPLED_TEMPERATURE = 0.7
 """`MADS_BENCH_EVAL_SAMPLES` samples at the temperature `config_gain.yaml` trains at."""
@@ -210,6 +220,19 @@ def placebo_adapter(sft: Path, trained: Path, out: Path, seed: int) -> Path:
     return out
 
 
+def predict(
+    model: str | Path, rows: list[dict], predictions: Path, constrained: bool, **sampling
+) -> Evaluation:
+    """`evaluate_model` as the benchmark evaluates every policy: `MAX_NEW_TOKENS`, `EVAL_DTYPE`,
+    and tool names constrained (`constrained`) when the GRPO run sampled so."""
+    from mads_bench.demo import evaluate_model
+
+    return evaluate_model(
+        str(model), rows, predictions, MAX_NEW_TOKENS, constrain_tool_names=constrained,
+        dtype=EVAL_DTYPE, **sampling,
+    )  # fmt: skip
+
+
 def sampled_evaluation(
     model: str, rows: list[dict], stem: Path, samples: int, constrained: bool = False
 ) -> tuple[Evaluation, dict[tuple, float]]:
@@ -217,20 +240,12 @@ def sampled_evaluation(
     0..k-1): one Evaluation whose steps are (conversation, turn, step, sample) and each
     step's total reward averaged over its samples. `constrained`: tool steps only name
     tools their prompt lists (as the GRPO run sampled)."""
-    from mads_bench.demo import evaluate_model
-
     evaluations, rewards = [], []
     for sample in range(samples):
         predictions = stem.with_name(f"{stem.name}_T{SAMPLED_TEMPERATURE}_s{sample}.jsonl")
         evaluations.append(
-            evaluate_model(
-                model,
-                rows,
-                predictions,
-                MAX_NEW_TOKENS,
-                temperature=SAMPLED_TEMPERATURE,
-                seed=sample,
-                constrain_tool_names=constrained,
+            predict(
+                model, rows, predictions, constrained, temperature=SAMPLED_TEMPERATURE, seed=sample
             )  # fmt: skip
         )
         rewards.append(total_rewards(predictions))
@@ -316,17 +331,13 @@ def _placebo_rows(
     """`placebos` random updates of the GRPO run's size (`adapters`: SFT, GRPO), each predicting
     `rows` into `folder` and scored against SFT, then GRPO against their mean reward per step
     (`rewards`: SFT's and GRPO's per step)."""
-    from mads_bench.demo import evaluate_model
-
     sft_rewards, grpo_rewards = rewards
     result, placebo_rewards = [], []
     for seed in range(placebos):
         adapter = placebo_adapter(*adapters, folder / f"adapter_{seed}", seed)
         stem = folder / f"predictions_{seed}"
         predictions = _clear_predictions(stem)
-        evaluate_model(
-            str(adapter), rows, predictions, MAX_NEW_TOKENS, constrain_tool_names=constrained
-        )
+        predict(adapter, rows, predictions, constrained)
         placebo_rewards.append(total_rewards(predictions))
         result += _gain_rows(
             {"mean_total_reward": reward_gain(sft_rewards, placebo_rewards[-1])},
@@ -360,7 +371,7 @@ def _train_rows(grpo: dict, label: str) -> list[dict]:
 
 
 def run() -> list[dict]:
-    from mads_bench.demo import eval_rows, evaluate_model
+    from mads_bench.demo import eval_rows
 
     started = time.perf_counter()
     demo = Path(os.environ.get("MADS_BENCH_DEMO_DIR", "outputs/demo"))
@@ -377,11 +388,9 @@ def run() -> list[dict]:
     out = demo / "grpo_gain"
     constrained = constrains_tool_names(overrides)
     rows = eval_rows(demo / "dataset", conversations, 0, skip=skip)
-    tag = f"{split}_{conversations}" + ("_names" if constrained else "")
+    tag = f"{split}_{conversations}_{EVAL_DTYPE}" + ("_names" if constrained else "")
     sft_predictions = out / f"predictions_sft_{tag}.jsonl"
-    sft_evaluation = evaluate_model(
-        str(sft), rows, sft_predictions, MAX_NEW_TOKENS, constrain_tool_names=constrained
-    )
+    sft_evaluation = predict(sft, rows, sft_predictions, constrained)
     sft_rewards = total_rewards(sft_predictions)
     if samples:
         sft_sampled, sft_sampled_rewards = sampled_evaluation(
@@ -406,10 +415,7 @@ def run() -> list[dict]:
         )  # fmt: skip
         stem = out / f"predictions_grpo_{run_name}_{tag}"
         predictions = _clear_predictions(stem)
-        evaluation = evaluate_model(
-            grpo["output_dir"], rows, predictions, MAX_NEW_TOKENS,
-            constrain_tool_names=constrained,
-        )  # fmt: skip
+        evaluation = predict(grpo["output_dir"], rows, predictions, constrained)
         seed_rewards.append(total_rewards(predictions))
         figures = _gain(sft_evaluation, sft_rewards, evaluation, seed_rewards[-1])
         (out / f"result_{run_name}.json").write_text(

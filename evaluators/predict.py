@@ -134,6 +134,8 @@ def predict_steps(
         manifest["temperature"] = temperature
     if getattr(backend, "constrain_tool_names", False):  # and so do unconstrained ones
         manifest["constrain_tool_names"] = True
+    if getattr(backend, "dtype", "auto") not in ("auto", None):  # and bf16-where-native ones
+        manifest["dtype"] = str(backend.dtype).removeprefix("torch.")
     check_manifest(out, manifest)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = _done_keys(out)

@@ -108,11 +108,14 @@ def evaluate_model(
     temperature: float = 0.0,
     seed: int = 0,
     constrain_tool_names: bool = False,
+    dtype: str = "auto",
 ) -> Evaluation:
-    """Predict every row with `transformers:<model>` (batched, bf16 where native) and score.
+    """Predict every row with `transformers:<model>` (batched) and score.
 
     Greedy by default; with a `temperature` each step is one sample drawn from `seed`; with
-    `constrain_tool_names` a tool step can only name a tool its prompt lists."""
+    `constrain_tool_names` a tool step can only name a tool its prompt lists. `dtype`: the
+    backend's (`auto`: bf16 where native, else float32; `float32` for comparisons of nearby
+    adapters, whose greedy steps bf16 rounding flips at random, recipes/README.md)."""
     from evaluators.l1.core import score_l1
     from evaluators.l2.core import score_l2
     from evaluators.predict import predict_steps
@@ -120,7 +123,10 @@ def evaluate_model(
     from simulation.backends import get_backend
 
     backend = get_backend(
-        f"transformers:{model}", batch_size=8, constrain_tool_names=constrain_tool_names
+        f"transformers:{model}",
+        batch_size=8,
+        constrain_tool_names=constrain_tool_names,
+        dtype=dtype,
     )
     predict_steps(
         rows, backend, predictions, max_new_tokens=max_new_tokens, temperature=temperature,

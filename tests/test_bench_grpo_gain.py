@@ -90,9 +90,10 @@ def test_sampled_evaluation_keeps_every_sample_and_averages_each_steps_reward(
     calls = []
 
     def fake_evaluate(model, rows, predictions, max_new_tokens, *, temperature, seed,
-                      constrain_tool_names):  # fmt: skip
+                      constrain_tool_names, dtype):  # fmt: skip
         calls.append((predictions.name, temperature, seed))
         assert constrain_tool_names  # the same decoding as the GRPO run's samples
+        assert dtype == "float32"  # bf16 rounding would flip steps at random
         reply = tool if seed == 0 else "no action at all"  # sample 0 right, sample 1 malformed
         predictions.write_text("".join(json.dumps(r | {"prediction": reply}) + "\n" for r in rows))
         return Evaluation(l1={}, l2={}, steps={("a", 0, 0): seed}, conversations={"a": 1.0 - seed})
@@ -185,8 +186,8 @@ def test_grpo_is_compared_with_its_placebos_mean_step_by_step(tmp_path, monkeypa
     ]  # fmt: skip
     evaluated = []
 
-    def fake_evaluate(model, rows, predictions, max_new_tokens, *, constrain_tool_names):
-        evaluated.append((Path(model).name, constrain_tool_names))
+    def fake_evaluate(model, rows, predictions, max_new_tokens, *, constrain_tool_names, dtype):
+        evaluated.append((Path(model).name, constrain_tool_names, dtype))
         right = Path(model).name == "adapter_0"  # placebo 0 right everywhere, placebo 1 never
         reply = tool if right else "no action at all"
         predictions.write_text("".join(json.dumps(r | {"prediction": reply}) + "\n" for r in rows))
@@ -197,7 +198,7 @@ def test_grpo_is_compared_with_its_placebos_mean_step_by_step(tmp_path, monkeypa
     keys = [("a", 0, 0), ("b", 0, 0)]
     sft, grpo = dict.fromkeys(keys, 0.0), dict.fromkeys(keys, 1.0)
     result = _placebo_rows(adapters, tmp_path / "placebo", rows, (sft, grpo), 2, "n", "")
-    assert evaluated == [("adapter_0", False), ("adapter_1", False)]
+    assert evaluated == [("adapter_0", False, "float32"), ("adapter_1", False, "float32")]
     first, second, versus = result
     assert first["measure"] == "held-out mean_total_reward: placebo 0 of GRPO - SFT"
     assert first["value"] > 0 and second["value"] == 0.0

@@ -183,3 +183,21 @@ def test_eval_cli_constrains_tool_names_of_transformers_models_only(
     capsys.readouterr()
     assert main(["eval", "l2", "--model", "fake:", *args]) == 2
     assert "--constrain-tool-names works with transformers:" in capsys.readouterr().err
+
+
+def test_a_set_precision_is_recorded_and_bf16_where_native_files_keep_their_manifest(
+    dataset_dir, tmp_path
+):
+    from mads_bench.manifest import ManifestMismatchError, read_manifest
+
+    rows = load_mads_dataset(str(dataset_dir), "grpo", split="test").select(range(2))
+    auto = FakeBackend(replies=lambda conversation: SAY)
+    auto.dtype = "auto"
+    predict_steps(rows.select(range(1)), auto, tmp_path / "auto.jsonl", progress=False)
+    assert "dtype" not in read_manifest(tmp_path / "auto.jsonl")["settings"]
+    exact = FakeBackend(replies=lambda conversation: SAY)
+    exact.dtype = "float32"
+    with pytest.raises(ManifestMismatchError):  # bf16 steps are not continued in float32
+        predict_steps(rows, exact, tmp_path / "auto.jsonl", progress=False)
+    predict_steps(rows, exact, tmp_path / "f32.jsonl", progress=False)
+    assert read_manifest(tmp_path / "f32.jsonl")["settings"]["dtype"] == "float32"
