@@ -32,10 +32,10 @@ MiniLM as in training), tool-name F1, parameter exact match, L-2 and the L-1 hea
 figures. Also: the GRPO run's reward curve on training prompts, the share of groups with zero
 reward spread, what the curriculum probe found, and the wall time of the whole benchmark (the
 budget it is meant to fit: 30 minutes on 2 cores).
-Every policy predicts in float32 (`EVAL_DTYPE`: in bf16 rounding alone flips a third of the
-greedy steps of nearby adapters, recipes/README.md E23), and with the tool names constrained
-to the prompt's tools when the GRPO run sampled so (`constrain_tool_names`, E22); the
-predictions files are named by both, so files of other settings are never continued.
+Every policy predicts in float32 (`mads_bench.demo.EVAL_DTYPE`: in bf16 rounding alone flips
+a third of the greedy steps of nearby adapters, recipes/README.md E23), and with the tool
+names constrained to the prompt's tools when the GRPO run sampled so (`constrain_tool_names`,
+E22); the predictions files are named by both, so files of other settings are never continued.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from mads_bench.demo import Evaluation
+from mads_bench.demo import EVAL_DTYPE, Evaluation
 from mads_bench.manifest import manifest_path
 from mads_bench.training.pipeline import run_recipe
 
@@ -56,12 +56,6 @@ GAIN_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_gain.yaml"
 
 MAX_NEW_TOKENS = 192
 """Generation budget of every held-out prediction, greedy or sampled."""
-
-EVAL_DTYPE = "float32"
-"""Precision of every held-out prediction. In bf16 (the backend's default where native) a
-change of one bf16 unit in the adapter flips a third of the greedy steps at random (the demo's
-two GRPO steps: 15 of 45 in bf16, 1 of 45 in float32; the same SFT adapter in bf16 and float32
-differs on 24 of 45), which buries what a GRPO run changed under rounding noise."""
 
 SAMPLED_TEMPERATURE = 0.7
 """`MADS_BENCH_EVAL_SAMPLES` samples at the temperature `config_gain.yaml` trains at."""

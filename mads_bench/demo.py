@@ -8,7 +8,8 @@ each figure before and after with a 95% paired bootstrap CI of the difference (r
 conversations), the same for the SFT adapter alone against SFT + GRPO (`grpo_vs_sft`: what
 GRPO added), the held-out sample, stage seconds, seconds per step, peak RSS and bf16 use of
 each training stage. Each stage says what it does as it goes; stages whose output exists are
-reused, so an interrupted demo resumes (delete ``OUT`` to start over).
+reused, so an interrupted demo resumes (delete ``OUT`` to start over). Every policy predicts
+the held-out steps in float32 (`EVAL_DTYPE`), whatever the CPU.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ HEADLINE = ("format_validity", "action_recall_macro", "tool_name_f1")
 GRPO_FIGURES = ("format_validity", "action_recall_macro", "tool_name_f1", "param_exact_match",
                 "semantic_similarity", "l2_success_rate")  # fmt: skip
 """Figures of the `GRPO vs SFT-only` comparison (what GRPO adds to its SFT adapter)."""
+EVAL_DTYPE = "float32"
+"""Precision of every held-out prediction (training and GRPO's rollouts use bf16 where native).
+In bf16 a change of one bf16 unit in the adapter flips a third of the greedy steps of the
+135M demo policy at random: the demo's two GRPO steps (no LoRA weight moved by more than
+2.3e-5) changed 15 of 45 held-out steps in bf16 and 1 in float32, and the same SFT adapter
+predicts 24 of those 45 steps differently in the two (recipes/README.md, E23). Comparisons
+of nearby policies, and figures that agree between CPUs with and without bf16, need float32."""
 
 
 def _say(message: str) -> None:
@@ -108,14 +116,13 @@ def evaluate_model(
     temperature: float = 0.0,
     seed: int = 0,
     constrain_tool_names: bool = False,
-    dtype: str = "auto",
+    dtype: str = EVAL_DTYPE,
 ) -> Evaluation:
     """Predict every row with `transformers:<model>` (batched) and score.
 
     Greedy by default; with a `temperature` each step is one sample drawn from `seed`; with
     `constrain_tool_names` a tool step can only name a tool its prompt lists. `dtype`: the
-    backend's (`auto`: bf16 where native, else float32; `float32` for comparisons of nearby
-    adapters, whose greedy steps bf16 rounding flips at random, recipes/README.md)."""
+    backend's (`EVAL_DTYPE` by default; `auto` is bf16 where native)."""
     from evaluators.l1.core import score_l1
     from evaluators.l2.core import score_l2
     from evaluators.predict import predict_steps
@@ -142,6 +149,18 @@ def evaluate_model(
         steps=dict(zip(keys, l1.steps, strict=True)),
         conversations={c.conversation_id: c.score for c in l2.conversations},
     )
+
+
+def _in_eval_precision(predictions: Path) -> Path:
+    """``predictions``, removed first (with its manifest) where an earlier demo predicted them
+    in another precision: the demo resumes its own predictions, not those of another setting."""
+    from mads_bench.manifest import manifest_path, read_manifest
+
+    manifest = read_manifest(predictions)
+    if manifest is not None and manifest["settings"].get("dtype") != EVAL_DTYPE:
+        predictions.unlink(missing_ok=True)
+        manifest_path(predictions).unlink()
+    return predictions
 
 
 def changed_steps(first: Path, second: Path) -> int:
@@ -227,8 +246,9 @@ def render_report(out: Path, result: dict[str, Any]) -> str:
         "# mads-bench demo report",
         "",
         f"Held-out test conversations: {held['conversations']} ({held['steps']} assistant "
-        f"steps; by domain: {domains}), never seen in training. Compute: "
-        f"{'bf16 (native on this CPU)' if result['bf16'] else 'float32'}; CPU: {result['cpu']}.",
+        f"steps; by domain: {domains}), never seen in training. Compute: training "
+        f"{'bf16 (native on this CPU)' if result['bf16'] else 'float32'}, held-out predictions "
+        f"{EVAL_DTYPE}; CPU: {result['cpu']}.",
         "",
         "| metric | base model | after SFT + GRPO | difference | 95% CI of the difference |",
         "| --- | --- | --- | --- | --- |",
@@ -263,9 +283,10 @@ def render_report(out: Path, result: dict[str, Any]) -> str:
                 "",
                 f"GRPO changed {moved['steps_changed']} of the {result['held_out']['steps']} "
                 "predicted steps; its largest change to an adapter weight was "
-                f"{moved['largest_weight_change']:.2g}. Greedy decoding of a small policy flips "
-                "a step wherever two tokens were nearly tied, so a few GRPO steps move these "
-                "figures by chance as much as by what they taught (recipes/README.md).",
+                f"{moved['largest_weight_change']:.2g}. The predictions are made in "
+                f"{EVAL_DTYPE}, so a changed step is the weights' doing: in bf16, rounding "
+                "alone flips a third of the greedy steps of two such nearby adapters "
+                "(recipes/README.md, E23).",
             ]
     sft, grpo = result["training"]["sft"], result["training"]["grpo"]
     lines += [
@@ -314,7 +335,7 @@ def run_demo(
 ) -> str:
     """Run the whole loop; write `OUT/REPORT.md` and `OUT/REPORT.json`; return the markdown.
 
-    Before anything runs, it times two probes on this CPU and says how long the demo will
+    Before anything runs, it times three probes on this CPU and says how long the demo will
     take (`mads_bench.demo_budget`); with ``minutes``, the SFT and GRPO step counts are
     scaled to fill that budget instead (`fit_steps`; too small a budget is a `UsageError`).
     """
@@ -346,8 +367,9 @@ def run_demo(
         sft_steps, grpo_steps = plan.sft_steps, plan.grpo_steps
     planned = estimate(plan, ratios)
     _say(
-        f"{describe_cpu()}: training {ratios.update:.2f}x and generation {ratios.generation:.2f}x "
-        f"the time of the reference CPU ({REFERENCE.cpu}), measured; SFT {sft_steps} steps, "
+        f"{describe_cpu()}: training {ratios.update:.2f}x, generation {ratios.generation:.2f}x "
+        f"and float32 evaluation {ratios.evaluation:.2f}x the time of the reference CPU "
+        f"({REFERENCE.cpu}), measured; SFT {sft_steps} steps, "
         f"GRPO {grpo_steps} steps: {planned.describe()}"
     )
     _say(f"simulating {conversations_per_scenario} conversations per hand-written scenario")
@@ -377,7 +399,9 @@ def run_demo(
     rows = eval_rows(dataset, eval_conversations, seed, min_steps=min_eval_steps)
     started = time.perf_counter()
     _say(f"evaluating the base model on {len(rows)} held-out steps")
-    before = evaluate_model(model, rows, out / "predictions_base.jsonl", max_new_tokens)
+    before = evaluate_model(
+        model, rows, _in_eval_precision(out / "predictions_base.jsonl"), max_new_tokens
+    )
     stage("evaluate base model", started)
 
     started = time.perf_counter()
@@ -403,14 +427,17 @@ def run_demo(
     started = time.perf_counter()
     _say("evaluating the SFT adapter alone on the same steps (what GRPO starts from)")
     sft_only = evaluate_model(
-        training["sft"]["output_dir"], rows, out / "predictions_sft.jsonl", max_new_tokens
-    )
+        training["sft"]["output_dir"], rows, _in_eval_precision(out / "predictions_sft.jsonl"),
+        max_new_tokens,
+    )  # fmt: skip
     stage("evaluate SFT adapter", started)
 
     started = time.perf_counter()
     _say("evaluating the trained adapter (SFT + GRPO) on the same steps")
     trained = training["grpo"]["output_dir"]
-    after = evaluate_model(trained, rows, out / "predictions_trained.jsonl", max_new_tokens)
+    after = evaluate_model(
+        trained, rows, _in_eval_precision(out / "predictions_trained.jsonl"), max_new_tokens
+    )
     stage("evaluate trained model", started)
 
     result = {

@@ -3,9 +3,11 @@
 The demo's time is training updates (forward + backward through the QLoRA policy),
 generation (three policies predicting the held-out steps, GRPO's rollouts) and a part that
 is neither (simulation, validation, dataset, loading models). `measure_rates` times one
-piece of each on this machine with the demo model, in the dtype the demo will use (bf16
-where native, float32 elsewhere): a forward + backward over a `PROBE_TOKENS`-token sequence,
-and `PROBE_DECODE_STEPS` decoding steps of `PROBE_ROWS` rows after a prompt of that length.
+piece of each on this machine with the demo model: a forward + backward over a
+`PROBE_TOKENS`-token sequence and `PROBE_DECODE_STEPS` decoding steps of `PROBE_ROWS` rows
+after a prompt of that length, in the dtype training and GRPO's rollouts use (bf16 where
+native, float32 elsewhere), and the same decoding in float32, the precision every held-out
+prediction of the demo is made in (`mads_bench.demo.EVAL_DTYPE`).
 `REFERENCE` holds the same two measurements beside a whole demo's stage times, measured on
 the machine the defaults were chosen on; `estimate` scales each reference stage by the ratio
 of its kind of work (updates: forward + backward; generation: decoding; the rest by the
@@ -13,13 +15,13 @@ slower of the two), and `fit_steps` picks the SFT and GRPO step counts that fill
 It is a linear model of a few measured seconds, not a promise: it says what it assumed.
 
 Example:
-    >>> here = Rates(forward_backward_s=1.0, decode_s=1.0)
-    >>> twice_as_slow = here.scaled_to(Rates(0.5, 0.5))
+    >>> here = Rates(forward_backward_s=1.0, decode_s=1.0, float32_decode_s=2.0)
+    >>> twice_as_slow = here.scaled_to(Rates(0.5, 0.5, 1.0))
     >>> plan = DemoPlan(sft_steps=80, grpo_steps=2, eval_steps=45)
-    >>> estimate(plan, twice_as_slow).total_s == 2 * estimate(plan, Ratios(1, 1)).total_s
+    >>> estimate(plan, twice_as_slow).total_s == 2 * estimate(plan, Ratios(1, 1, 1)).total_s
     True
-    >>> fitted = fit_steps(15, plan, twice_as_slow)
-    >>> fitted.sft_steps < plan.sft_steps, estimate(fitted, twice_as_slow).total_s <= 15 * 60
+    >>> fitted = fit_steps(20, plan, twice_as_slow)
+    >>> fitted.sft_steps < plan.sft_steps, estimate(fitted, twice_as_slow).total_s <= 20 * 60
     (True, True)
 """
 
@@ -50,16 +52,18 @@ MIN_SFT_STEPS = 10
 
 @dataclass(frozen=True)
 class Rates:
-    """Seconds of the two probes (see the module docstring) on one machine."""
+    """Seconds of the probes (see the module docstring) on one machine."""
 
     forward_backward_s: float
     decode_s: float
+    float32_decode_s: float
 
     def scaled_to(self, reference: Rates) -> Ratios:
         """How many times slower than ``reference`` this machine is, per kind of work."""
         return Ratios(
             self.forward_backward_s / reference.forward_backward_s,
             self.decode_s / reference.decode_s,
+            self.float32_decode_s / reference.float32_decode_s,
         )
 
 
@@ -69,6 +73,7 @@ class Ratios:
 
     update: float
     generation: float
+    evaluation: float  # float32 decoding
 
 
 @dataclass(frozen=True)
@@ -95,15 +100,16 @@ class Reference:
 
 REFERENCE = Reference(
     cpu="AMD EPYC (Zen 5), 2 cores, bf16 native",
-    rates=Rates(forward_backward_s=2.43, decode_s=5.84),  # the probes, machine idle, same day
-    fixed_s=57.0,  # simulate + validate + dataset 30 s, the launches, loading, the probes
-    sft_step_s=2.97,  # the demo's 80 SFT updates
-    grpo_step_s=4.60,  # the demo's GRPO steps
-    eval_step_s=1.69,  # base 71 s, SFT 77 s, trained 80 s for 45 held-out steps
+    rates=Rates(forward_backward_s=2.51, decode_s=6.14, float32_decode_s=12.94),
+    fixed_s=70.0,  # simulate + validate + dataset 42 s, the launches, loading, the probes
+    sft_step_s=3.30,  # the demo's 80 SFT updates
+    grpo_step_s=4.33,  # the demo's GRPO steps
+    eval_step_s=2.68,  # in float32: base 119 s, SFT 123 s, trained 120 s for 45 held-out steps
 )
-"""A whole demo on the 2-core Zen 5 the defaults were chosen on (README, "make demo"; 532 s in
-all, with `FusedDecoder` and the GRPO update on the rollouts' frozen-layer states,
-2026-12-07): its stage times, and the two probes timed on the idle machine the same hour."""
+"""A whole demo on the 2-core Zen 5 the defaults were chosen on (README, "make demo"; 705 s in
+all, with `FusedDecoder`, the GRPO update on the rollouts' frozen-layer states and the
+held-out predictions in float32, 2026-12-07): its stage times, and the probes timed on the
+idle machine minutes before."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ def estimate(plan: DemoPlan, ratios: Ratios, reference: Reference = REFERENCE) -
         sft_s=plan.sft_steps * reference.sft_step_s * ratios.update,
         grpo_s=plan.grpo_steps * reference.grpo_step_s * slower,
         evaluation_s=plan.eval_steps * reference.evaluations * reference.eval_step_s
-        * ratios.generation,
+        * ratios.evaluation,
     )  # fmt: skip
 
 
@@ -169,16 +175,16 @@ def fit_steps(
 
 
 def measure_rates(model: str) -> Rates:
-    """Time the two probes with ``model`` (an offline name or path) on this CPU."""
+    """Time the probes with ``model`` (an offline name or path) on this CPU."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    from mads_bench.decoding import decode
     from mads_bench.models import resolve_model
     from mads_bench.precision import native_bf16
 
     dtype = torch.bfloat16 if native_bf16("cpu") else torch.float32
-    lm = AutoModelForCausalLM.from_pretrained(resolve_model(model), dtype=dtype)
+    path = resolve_model(model)
+    lm = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
     generator = torch.Generator().manual_seed(0)
     tokens = torch.randint(100, lm.config.vocab_size, (1, PROBE_TOKENS), generator=generator)
     lm.train()
@@ -188,9 +194,23 @@ def measure_rates(model: str) -> Rates:
     forward_backward = time.perf_counter() - started
     lm.eval()
     prompts = [tokens[0].roll(row).tolist() for row in range(PROBE_ROWS)]  # no shared prefill
+    decoding = _decode_seconds(lm, prompts)
+    if dtype == torch.float32:
+        exact = decoding
+    else:  # a model of its own: the fused decoder packs each model's weights once
+        exact = _decode_seconds(
+            AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval(), prompts
+        )
+    return Rates(round(forward_backward, 3), round(decoding, 3), round(exact, 3))
+
+
+def _decode_seconds(lm, prompts: list[list[int]]) -> float:
+    import torch
+
+    from mads_bench.decoding import decode
+
     with torch.no_grad():
         decode(lm, prompts[:1], max_new_tokens=2, eos_ids=[-1])  # warm-up (packs the weights)
         started = time.perf_counter()
         decode(lm, prompts, max_new_tokens=PROBE_DECODE_STEPS, eos_ids=[-1])
-        decoding = time.perf_counter() - started
-    return Rates(round(forward_backward, 3), round(decoding, 3))
+        return time.perf_counter() - started

@@ -195,3 +195,17 @@ def test_how_far_grpo_moved_counts_changed_steps_and_the_largest_weight_change(t
     save_file({"a": torch.zeros(2, 2)}, str(tmp_path / "other" / "adapter_model.safetensors"))
     with pytest.raises(ValueError, match="different adapter tensors"):
         largest_weight_change(tmp_path / "sft", tmp_path / "other")
+
+
+def test_predictions_of_another_precision_are_redone_and_the_demos_own_resumed(tmp_path):
+    from mads_bench.demo import EVAL_DTYPE, _in_eval_precision
+    from mads_bench.manifest import manifest_path, write_manifest
+
+    old, own = tmp_path / "predictions_base.jsonl", tmp_path / "predictions_sft.jsonl"
+    for path, settings in ((old, {"model": "m"}), (own, {"model": "m", "dtype": EVAL_DTYPE})):
+        path.write_text('{"prediction": "x"}\n')
+        write_manifest(path, settings)
+    assert _in_eval_precision(old) == old and not old.exists()
+    assert not manifest_path(old).exists()
+    assert _in_eval_precision(own).read_text() == '{"prediction": "x"}\n'
+    assert _in_eval_precision(tmp_path / "none.jsonl") == tmp_path / "none.jsonl"

@@ -18,9 +18,14 @@ from mads_bench.errors import UsageError
 PLAN = DemoPlan(sft_steps=80, grpo_steps=2, eval_steps=45)
 
 
-def ratios(update: float, generation: float):
+def ratios(update: float, generation: float, evaluation: float | None = None):
     base = REFERENCE.rates
-    return Rates(base.forward_backward_s * update, base.decode_s * generation).scaled_to(base)
+    evaluation = generation if evaluation is None else evaluation
+    return Rates(
+        base.forward_backward_s * update,
+        base.decode_s * generation,
+        base.float32_decode_s * evaluation,
+    ).scaled_to(base)
 
 
 def test_the_reference_machine_gets_the_reference_demo() -> None:
@@ -31,10 +36,11 @@ def test_the_reference_machine_gets_the_reference_demo() -> None:
 
 
 def test_each_kind_of_work_scales_with_its_own_probe() -> None:
-    # a CPU without bf16: updates 3x slower, decoding 1.5x
-    slow, fast = estimate(PLAN, ratios(3, 1.5)), estimate(PLAN, ratios(1, 1))
+    # a CPU without bf16: updates 3x slower, decoding 1.5x, float32 decoding 1.2x
+    slow, fast = estimate(PLAN, ratios(3, 1.5, 1.2)), estimate(PLAN, ratios(1, 1))
     assert slow.sft_s == pytest.approx(3 * fast.sft_s)
-    assert slow.evaluation_s == pytest.approx(1.5 * fast.evaluation_s)
+    assert slow.grpo_s == pytest.approx(3 * fast.grpo_s)  # the slower of update and rollouts
+    assert slow.evaluation_s == pytest.approx(1.2 * fast.evaluation_s)  # float32 predictions
     assert slow.fixed_s == pytest.approx(3 * fast.fixed_s)  # the slower of the two
     assert "min" in slow.describe()
 
@@ -62,7 +68,7 @@ def test_a_budget_too_small_names_the_smallest_that_fits() -> None:
 
 def test_probes_run_on_the_tiny_model() -> None:
     rates = measure_rates("tiny-lm")
-    assert rates.forward_backward_s > 0 and rates.decode_s > 0
+    assert rates.forward_backward_s > 0 and rates.decode_s > 0 and rates.float32_decode_s > 0
 
 
 def test_minutes_flag_is_checked_before_anything_runs(tmp_path, capsys) -> None:
