@@ -100,37 +100,32 @@ def test_grpo_script_without_dataset_name_exits_2(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
-def test_curriculum_reward_outside_reward_funcs_is_one_line(
-    monkeypatch, capsys, tmp_path: Path
-) -> None:
+def _grpo_error_line(monkeypatch, capsys, tmp_path: Path, *flags: str) -> str:
+    """`recipes/grpo.py` run in-process on a dataset that does not exist: the exit status must
+    be 2 (refused before the dataset is read), and the last line of stderr is returned."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("grpo_recipe", REPO / "recipes/grpo.py")
     recipe = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(recipe)
     argv = ["grpo.py", "--config", str(REPO / GRPO_CONFIG), "--dataset_name", "no/such/data",
-            "--output_dir", str(tmp_path), "--curriculum_reward", "tool_nmae"]  # fmt: skip
+            "--output_dir", str(tmp_path), *flags]  # fmt: skip
     monkeypatch.setattr(sys, "argv", argv)
     parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))
-    # refused before the dataset (which does not exist) is read
     assert run_recipe_main(recipe.main, parser) == 2
-    line = capsys.readouterr().err.splitlines()[-1]
+    return capsys.readouterr().err.splitlines()[-1]
+
+
+def test_curriculum_reward_outside_reward_funcs_is_one_line(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    line = _grpo_error_line(monkeypatch, capsys, tmp_path, "--curriculum_reward", "tool_nmae")
     assert line.startswith("error: curriculum_reward 'tool_nmae' is not one of reward_funcs")
 
 
 def test_constrained_tool_names_without_the_fast_copy_is_one_line(
     monkeypatch, capsys, tmp_path: Path
 ) -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("grpo_recipe", REPO / "recipes/grpo.py")
-    recipe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(recipe)
-    argv = ["grpo.py", "--config", str(REPO / GRPO_CONFIG), "--dataset_name", "no/such/data",
-            "--output_dir", str(tmp_path), "--constrain_tool_names", "true",
-            "--rollout_weights", "trained"]  # fmt: skip
-    monkeypatch.setattr(sys, "argv", argv)
-    parser = TrlParser((GRPOScriptArguments, GRPOConfig, ModelConfig))
-    assert run_recipe_main(recipe.main, parser) == 2  # before the (missing) dataset is read
-    line = capsys.readouterr().err.splitlines()[-1]
+    flags = ("--constrain_tool_names", "true", "--rollout_weights", "trained")
+    line = _grpo_error_line(monkeypatch, capsys, tmp_path, *flags)
     assert line.startswith("error: constrain_tool_names works in step mode with rollouts from")
