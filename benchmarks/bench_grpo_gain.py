@@ -6,7 +6,8 @@ from a finished `make demo`), runs `recipes/grpo.py` with `GAIN_GRPO_CONFIG` (8 
 per prompt, a curriculum probe of the SFT policy first, the tool name rewarded; its comments say
 why) for `MADS_BENCH_GRPO_STEPS` steps (default 15, four groups each) from that SFT adapter
 (`MADS_BENCH_GRPO_SEED` overrides the config's seed; a comma-separated list, e.g. `0,1,2`,
-trains one policy per seed, reports each and their pooled gain: one 15-step run's held-out
+trains one policy per seed, reports each and their pooled gain, every figure over all the
+seeds' predictions of each step (`pool`): one 15-step run's held-out
 gain moved from -0.06 to +0.10 with its seed alone, recipes/README.md),
 and predicts held-out evaluation steps with both policies, every domain, the held-out
 home-services domain included. The held-out conversations come in two splits of one seeded
@@ -243,13 +244,28 @@ def sampled_evaluation(
             )  # fmt: skip
         )
         rewards.append(total_rewards(predictions))
+    return pool(evaluations), step_means(rewards)
+
+
+def pool(evaluations: list[Evaluation]) -> Evaluation:
+    """Several predictions of the same steps (samples, or policies of several seeds) as one
+    Evaluation: every step kept, keyed (conversation, turn, step, i), and each conversation's
+    L-2 score their mean. Compared with `pool([before] * k)`, a conversation's figures are then
+    taken over all k predictions of its steps, so the bootstrap still resamples conversations.
+
+    Example:
+        >>> one = Evaluation(l1={}, l2={}, steps={("a", 0, 0): 1}, conversations={"a": 1.0})
+        >>> other = Evaluation(l1={}, l2={}, steps={("a", 0, 0): 0}, conversations={"a": 0.0})
+        >>> pooled = pool([one, other])
+        >>> pooled.steps, pooled.conversations
+        ({('a', 0, 0, 0): 1, ('a', 0, 0, 1): 0}, {'a': 0.5})
+    """
     steps = {(*key, i): score for i, e in enumerate(evaluations) for key, score in e.steps.items()}
     conversations = {
-        c: sum(e.conversations[c] for e in evaluations) / samples
+        c: sum(e.conversations[c] for e in evaluations) / len(evaluations)
         for c in evaluations[0].conversations
     }
-    pooled = Evaluation(l1={}, l2={}, steps=steps, conversations=conversations)
-    return pooled, step_means(rewards)
+    return Evaluation(l1={}, l2={}, steps=steps, conversations=conversations)
 
 
 def _gain(before: Evaluation, before_rewards: dict, after: Evaluation, after_rewards: dict) -> dict:
@@ -396,7 +412,7 @@ def run() -> list[dict]:
         + (f"; over the config: {shlex.join(overrides)}" if overrides else "")
         + ("; tool names constrained to the prompt's tools" if constrained else "")
     )
-    result, seed_rewards = [], []
+    result, seed_rewards, seed_evaluations = [], [], []
     for seed in seeds:
         run_name = (f"{steps}" if seed is None else f"{steps}_seed{seed}") + variant
         label = "" if len(seeds) == 1 else f" (seed {seed})"
@@ -411,6 +427,7 @@ def run() -> list[dict]:
         predictions = _clear_predictions(stem)
         evaluation = predict(grpo["output_dir"], rows, predictions, constrained)
         seed_rewards.append(total_rewards(predictions))
+        seed_evaluations.append(evaluation)
         figures = _gain(sft_evaluation, sft_rewards, evaluation, seed_rewards[-1])
         (out / f"result_{run_name}.json").write_text(
             json.dumps(
@@ -441,7 +458,13 @@ def run() -> list[dict]:
             )  # fmt: skip
         result += _train_rows(grpo, label)
     if len(seeds) > 1:
-        pooled = {"mean_total_reward": reward_gain(sft_rewards, *seed_rewards)}
+        pooled = _gain(
+            pool([sft_evaluation] * len(seeds)), sft_rewards,
+            pool(seed_evaluations), step_means(seed_rewards),
+        )  # fmt: skip
+        (out / f"result_{steps}_seeds{'-'.join(map(str, seeds))}{variant}.json").write_text(
+            json.dumps({"figures": pooled, "seeds": seeds, "overrides": overrides}, indent=2)
+        )
         result += _gain_rows(
             pooled,
             f"{note}; each step's reward averaged over the seeds' policies",

@@ -20,6 +20,7 @@ from benchmarks.bench_grpo_gain import (
     _split,
     constrains_tool_names,
     placebo_adapter,
+    pool,
     reward_gain,
     sampled_evaluation,
 )
@@ -72,6 +73,29 @@ def test_the_pooled_gain_averages_each_steps_reward_over_the_seeds_policies() ->
     assert reward_gain(before, dict.fromkeys(keys, 0.0))["delta"] == 0.0
     with pytest.raises(ValueError, match="no policy"):
         reward_gain(before)
+
+
+def test_pooled_figures_count_every_seeds_steps_against_sft_repeated() -> None:
+    from evaluators.l1.core import StepScore
+    from mads_bench.demo import compare
+
+    def named(right: bool) -> StepScore:  # a tool step that names the gold tool, or another one
+        return StepScore(None, None, "tool", "tool", name_tp=int(right), name_fp=int(not right),
+                         name_fn=int(not right))  # fmt: skip
+
+    keys = [("a", 0, 0), ("b", 0, 0), ("c", 0, 0)]
+    sft = Evaluation(l1={}, l2={}, steps={k: named(False) for k in keys},
+                     conversations=dict.fromkeys("abc", 0.0))  # fmt: skip
+    good = Evaluation(l1={}, l2={}, steps={k: named(True) for k in keys},
+                      conversations=dict.fromkeys("abc", 1.0))  # fmt: skip
+    figures = compare(pool([sft] * 3), pool([good, sft, sft]))
+    # one seed of three names all three gold tools: 3 of 9 pooled steps right
+    assert figures["tool_name_f1"]["before"] == 0.0
+    assert figures["tool_name_f1"]["after"] == pytest.approx(1 / 3, abs=1e-3)
+    assert figures["l2_success_rate"]["after"] == pytest.approx(1 / 3, abs=1e-3)
+    # SFT repeated is SFT: its figures do not change with the number of seeds
+    assert compare(pool([sft] * 3), pool([sft] * 3))["tool_name_f1"]["delta"] == 0.0
+    assert compare(sft, good)["tool_name_f1"]["after"] == 1.0
 
 
 def test_sampled_evaluation_keeps_every_sample_and_averages_each_steps_reward(
