@@ -14,9 +14,12 @@ home-services domain included. The held-out conversations come in two splits of 
 order (`MADS_BENCH_EVAL_SPLIT`): ``selection``, conversations 1-16, where every setting of
 the config was chosen (recipes/README.md, E1-E22), and ``report`` (the default), conversations
 17-48, where nothing was chosen: sweep on the first, report the second.
-`MADS_BENCH_EVAL_CONVERSATIONS` overrides the split's size. `MADS_BENCH_GRPO_ARGS` adds
-recipe flags over the config for a sweep (e.g. `--beta 0.04`); they name the run's folder
-(`grpo_15_seed0_beta0.04`) and its result file, so sweep points do not overwrite each other.
+`MADS_BENCH_EVAL_CONVERSATIONS` overrides the split's size. A seed whose run finished
+(`result_<run>.json` newer than the config and the SFT adapter, `finished_run`) is not trained
+again: a stopped run of several seeds continues, and its finished seeds can be pooled alone.
+`MADS_BENCH_GRPO_ARGS` adds recipe flags over the config for a sweep (e.g. `--beta 0.04`);
+they name the run's folder (`grpo_15_seed0_beta0.04`) and its result file, so sweep points do
+not overwrite each other.
 `MADS_BENCH_EVAL_SAMPLES=k` (default 0) also scores both policies on k samples per held-out
 step at the config's temperature (`SAMPLED_TEMPERATURE`, what GRPO trains on), each figure
 over all k samples of a step: the gain of the sampled policy, which greedy decoding of a
@@ -51,7 +54,7 @@ from pathlib import Path
 
 from mads_bench.demo import EVAL_DTYPE, Evaluation
 from mads_bench.manifest import manifest_path
-from mads_bench.training.pipeline import run_recipe
+from mads_bench.training.pipeline import in_repo, run_recipe
 
 GAIN_GRPO_CONFIG = "recipes/smollm2-135m/grpo/config_gain.yaml"
 
@@ -277,6 +280,33 @@ def _gain(before: Evaluation, before_rewards: dict, after: Evaluation, after_rew
     )
 
 
+def finished_run(result: Path, steps: int, overrides: list[str], inputs: list[Path]) -> dict | None:
+    """The GRPO summary of an earlier run of this benchmark to reuse, or None to train again.
+
+    Reused when `result` (the run's `result_<run>.json`) records the same step count and
+    recipe flags, its adapter is still there, and it is newer than every file in `inputs`
+    (the config and the SFT adapter's weights): an edited config or a new SFT adapter trains
+    again. So a run of several seeds that was stopped continues with the seeds it had not
+    finished, and a shorter list of seeds pools the finished ones without training.
+
+    Example:
+        >>> finished_run(Path("/nonexistent/result_15.json"), 15, [], []) is None
+        True
+    """
+    from mads_bench.adapters import is_adapter_folder
+
+    if not result.is_file():
+        return None
+    try:
+        recorded = json.loads(result.read_text())
+        grpo = recorded["grpo"]
+        same = grpo["steps"] == steps and recorded["overrides"] == overrides
+    except (ValueError, KeyError, TypeError):
+        return None  # an older or damaged result file: train again
+    newer = all(result.stat().st_mtime > path.stat().st_mtime for path in inputs)
+    return grpo if same and newer and is_adapter_folder(grpo["output_dir"]) else None
+
+
 def _clear_predictions(stem: Path) -> Path:
     """Remove an earlier run's predictions of `stem` (greedy, its manifest, and sampled): a
     new adapter every run. Returns the greedy predictions' path."""
@@ -413,23 +443,31 @@ def run() -> list[dict]:
         + ("; tool names constrained to the prompt's tools" if constrained else "")
     )
     result, seed_rewards, seed_evaluations = [], [], []
+    inputs = [in_repo(GAIN_GRPO_CONFIG), sft / "adapter_model.safetensors"]
     for seed in seeds:
         run_name = (f"{steps}" if seed is None else f"{steps}_seed{seed}") + variant
         label = "" if len(seeds) == 1 else f" (seed {seed})"
-        grpo = run_recipe(
-            "recipes/grpo.py", GAIN_GRPO_CONFIG, demo / "dataset", out / f"grpo_{run_name}",
-            extra_args=["--max_steps", str(steps), "--sft_adapter_path", str(sft),
-                        "--report_to", "none"] + ([] if seed is None else ["--seed", str(seed)])
-                       + overrides,
-            echo=False, log=lambda message: print(message, flush=True),
-        )  # fmt: skip
         stem = out / f"predictions_grpo_{run_name}_{tag}"
-        predictions = _clear_predictions(stem)
+        result_file = out / f"result_{run_name}.json"
+        grpo = finished_run(result_file, steps, overrides, inputs)
+        if grpo is None:
+            grpo = run_recipe(
+                "recipes/grpo.py", GAIN_GRPO_CONFIG, demo / "dataset", out / f"grpo_{run_name}",
+                extra_args=["--max_steps", str(steps), "--sft_adapter_path", str(sft),
+                            "--report_to", "none"]
+                           + ([] if seed is None else ["--seed", str(seed)]) + overrides,
+                echo=False, log=lambda message: print(message, flush=True),
+            )  # fmt: skip
+            predictions = _clear_predictions(stem)  # a new adapter: none of its predictions
+        else:
+            print(f"[grpo_gain] reusing {grpo['output_dir']}: {result_file} is newer than "
+                  "the config and the SFT adapter", flush=True)  # fmt: skip
+            predictions = stem.with_name(f"{stem.name}.jsonl")  # continued where it stopped
         evaluation = predict(grpo["output_dir"], rows, predictions, constrained)
         seed_rewards.append(total_rewards(predictions))
         seed_evaluations.append(evaluation)
         figures = _gain(sft_evaluation, sft_rewards, evaluation, seed_rewards[-1])
-        (out / f"result_{run_name}.json").write_text(
+        result_file.write_text(
             json.dumps(
                 {"grpo": grpo, "figures": figures, "seed": seed, "overrides": overrides}, indent=2
             )

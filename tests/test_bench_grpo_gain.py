@@ -19,6 +19,7 @@ from benchmarks.bench_grpo_gain import (
     _seeds,
     _split,
     constrains_tool_names,
+    finished_run,
     placebo_adapter,
     pool,
     reward_gain,
@@ -149,6 +150,32 @@ def test_a_new_run_clears_its_own_predictions_and_no_other_splits(tmp_path) -> N
         (tmp_path / name).write_text("{}\n")
     _clear_predictions(stem)
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(others)
+
+
+def test_a_finished_seed_is_reused_only_while_nothing_it_came_from_changed(tmp_path) -> None:
+    import os
+
+    config, sft = tmp_path / "config.yaml", tmp_path / "adapter_model.safetensors"
+    config.write_text("beta: 0.0\n")
+    sft.write_bytes(b"weights")
+    adapter = _adapter(tmp_path / "grpo_15_seed0", {})
+    grpo = {"output_dir": str(adapter), "steps": 15}
+    result = tmp_path / "result_15_seed0.json"
+    result.write_text(json.dumps({"grpo": grpo, "overrides": ["--beta", "0.04"], "seed": 0}))
+    for path, age in ((config, 300), (sft, 200), (result, 100)):  # the result is the newest
+        os.utime(path, (0, 1_000_000 - age))
+    inputs = [config, sft]
+    assert finished_run(result, 15, ["--beta", "0.04"], inputs) == grpo
+    assert finished_run(result, 30, ["--beta", "0.04"], inputs) is None  # more steps asked
+    assert finished_run(result, 15, [], inputs) is None  # other recipe flags
+    os.utime(sft, (0, 1_000_000))  # a new SFT adapter after the run
+    assert finished_run(result, 15, ["--beta", "0.04"], inputs) is None
+    os.utime(sft, (0, 1_000_000 - 200))
+    (adapter / "adapter_config.json").unlink()  # its adapter is gone
+    assert finished_run(result, 15, ["--beta", "0.04"], inputs) is None
+    result.write_text("{not json")
+    assert finished_run(result, 15, ["--beta", "0.04"], inputs) is None
+    assert finished_run(tmp_path / "result_15_seed1.json", 15, [], inputs) is None
 
 
 def test_the_modules_examples_pass() -> None:
