@@ -17,8 +17,8 @@ the config was chosen (recipes/README.md, E1-E22), and ``report`` (the default),
 `MADS_BENCH_EVAL_CONVERSATIONS` overrides the split's size. A seed whose run finished
 (`result_<run>.json` newer than the config and the SFT adapter, `finished_run`) is not trained
 again: a stopped run of several seeds continues, and its finished seeds can be pooled alone.
-`MADS_BENCH_GRPO_ARGS` adds recipe flags over the config for a sweep (e.g. `--beta 0.04`);
-they name the run's folder (`grpo_15_seed0_beta0.04`) and its result file, so sweep points do
+`MADS_BENCH_GRPO_ARGS` adds recipe flags over the config for a sweep (e.g. `--beta 0.0`);
+they name the run's folder (`grpo_15_seed0_beta0.0`) and its result file, so sweep points do
 not overwrite each other.
 `MADS_BENCH_EVAL_SAMPLES=k` (default 0) also scores both policies on k samples per held-out
 step at the config's temperature (`SAMPLED_TEMPERATURE`, what GRPO trains on), each figure
