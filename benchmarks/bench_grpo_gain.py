@@ -307,10 +307,15 @@ def finished_run(result: Path, steps: int, overrides: list[str], inputs: list[Pa
     return grpo if same and newer and is_adapter_folder(grpo["output_dir"]) else None
 
 
+def _greedy(stem: Path) -> Path:
+    """The greedy predictions file of `stem` (sampled ones add `_T<t>_s<i>`)."""
+    return stem.with_name(f"{stem.name}.jsonl")
+
+
 def _clear_predictions(stem: Path) -> Path:
     """Remove an earlier run's predictions of `stem` (greedy, its manifest, and sampled): a
     new adapter every run. Returns the greedy predictions' path."""
-    greedy = stem.with_name(f"{stem.name}.jsonl")
+    greedy = _greedy(stem)
     for stale in (greedy, manifest_path(greedy), *stem.parent.glob(f"{stem.name}_T*")):
         stale.unlink(missing_ok=True)
     return greedy
@@ -442,7 +447,7 @@ def run() -> list[dict]:
         + (f"; over the config: {shlex.join(overrides)}" if overrides else "")
         + ("; tool names constrained to the prompt's tools" if constrained else "")
     )
-    result, seed_rewards, seed_evaluations = [], [], []
+    result, seed_rewards, seed_evaluations, reused = [], [], [], 0
     inputs = [in_repo(GAIN_GRPO_CONFIG), sft / "adapter_model.safetensors"]
     for seed in seeds:
         run_name = (f"{steps}" if seed is None else f"{steps}_seed{seed}") + variant
@@ -462,7 +467,8 @@ def run() -> list[dict]:
         else:
             print(f"[grpo_gain] reusing {grpo['output_dir']}: {result_file} is newer than "
                   "the config and the SFT adapter", flush=True)  # fmt: skip
-            predictions = stem.with_name(f"{stem.name}.jsonl")  # continued where it stopped
+            predictions = _greedy(stem)  # continued where it stopped
+            reused += 1
         evaluation = predict(grpo["output_dir"], rows, predictions, constrained)
         seed_rewards.append(total_rewards(predictions))
         seed_evaluations.append(evaluation)
@@ -513,7 +519,8 @@ def run() -> list[dict]:
         {
             "measure": "grpo_gain wall time (GRPO + evaluations)",
             "value": round(minutes, 1), "unit": "min",
-            "note": f"budget: 30 min on 2 cores for one seed; {len(seeds)} seed(s)",
+            "note": f"budget: 30 min on 2 cores for one seed; {len(seeds)} seed(s)"
+            + (f", {reused} of them reused, not trained" if reused else ""),
         }
     )  # fmt: skip
     return result
