@@ -219,31 +219,54 @@ def placebo_adapter(sft: Path, trained: Path, out: Path, seed: int) -> Path:
 
 
 def predict(
-    model: str | Path, rows: list[dict], predictions: Path, constrained: bool, **sampling
+    model: str | Path,
+    rows: list[dict],
+    predictions: Path,
+    constrained: bool,
+    drafts: Path | None = None,
+    **sampling,
 ) -> Evaluation:
     """`evaluate_model` as the benchmark evaluates every policy: `MAX_NEW_TOKENS`, `EVAL_DTYPE`,
-    and tool names constrained (`constrained`) when the GRPO run sampled so."""
+    and tool names constrained (`constrained`) when the GRPO run sampled so. `drafts`: the SFT
+    adapter's predictions of the same rows and settings, which a policy trained from it mostly
+    repeats (`evaluators.predict.predict_steps`: faster, the same predictions)."""
     from mads_bench.demo import evaluate_model
 
     return evaluate_model(
         str(model), rows, predictions, MAX_NEW_TOKENS, constrain_tool_names=constrained,
-        dtype=EVAL_DTYPE, **sampling,
+        dtype=EVAL_DTYPE, drafts=drafts, **sampling,
     )  # fmt: skip
 
 
+def _sample_file(stem: Path, sample: int) -> Path:
+    return stem.with_name(f"{stem.name}_T{SAMPLED_TEMPERATURE}_s{sample}.jsonl")
+
+
 def sampled_evaluation(
-    model: str, rows: list[dict], stem: Path, samples: int, constrained: bool = False
+    model: str,
+    rows: list[dict],
+    stem: Path,
+    samples: int,
+    constrained: bool = False,
+    drafts: Path | None = None,
 ) -> tuple[Evaluation, dict[tuple, float]]:
     """`samples` sampled predictions of every row (files `<stem>_T<t>_s<i>.jsonl`, seeds
     0..k-1): one Evaluation whose steps are (conversation, turn, step, sample) and each
     step's total reward averaged over its samples. `constrained`: tool steps only name
-    tools their prompt lists (as the GRPO run sampled)."""
+    tools their prompt lists (as the GRPO run sampled). `drafts`: the stem of the SFT
+    adapter's samples, each sample drafted by the SFT's of the same seed."""
     evaluations, rewards = [], []
     for sample in range(samples):
-        predictions = stem.with_name(f"{stem.name}_T{SAMPLED_TEMPERATURE}_s{sample}.jsonl")
+        predictions = _sample_file(stem, sample)
         evaluations.append(
             predict(
-                model, rows, predictions, constrained, temperature=SAMPLED_TEMPERATURE, seed=sample
+                model,
+                rows,
+                predictions,
+                constrained,
+                drafts=None if drafts is None else _sample_file(drafts, sample),
+                temperature=SAMPLED_TEMPERATURE,
+                seed=sample,
             )  # fmt: skip
         )
         rewards.append(total_rewards(predictions))
@@ -371,18 +394,18 @@ def _gain_rows(figures: dict, note: str, compared: str) -> list[dict]:
 
 def _placebo_rows(
     adapters: tuple[Path, Path], folder: Path, rows: list[dict], rewards: tuple[dict, dict],
-    placebos: int, note: str, label: str, constrained: bool = False,
+    placebos: int, note: str, label: str, constrained: bool = False, drafts: Path | None = None,
 ) -> list[dict]:  # fmt: skip
     """`placebos` random updates of the GRPO run's size (`adapters`: SFT, GRPO), each predicting
-    `rows` into `folder` and scored against SFT, then GRPO against their mean reward per step
-    (`rewards`: SFT's and GRPO's per step)."""
+    `rows` into `folder` (drafted by SFT's predictions, `drafts`) and scored against SFT, then
+    GRPO against their mean reward per step (`rewards`: SFT's and GRPO's per step)."""
     sft_rewards, grpo_rewards = rewards
     result, placebo_rewards = [], []
     for seed in range(placebos):
         adapter = placebo_adapter(*adapters, folder / f"adapter_{seed}", seed)
         stem = folder / f"predictions_{seed}"
         predictions = _clear_predictions(stem)
-        predict(adapter, rows, predictions, constrained)
+        predict(adapter, rows, predictions, constrained, drafts)
         placebo_rewards.append(total_rewards(predictions))
         result += _gain_rows(
             {"mean_total_reward": reward_gain(sft_rewards, placebo_rewards[-1])},
@@ -469,7 +492,7 @@ def run() -> list[dict]:
                   "the config and the SFT adapter", flush=True)  # fmt: skip
             predictions = _greedy(stem)  # continued where it stopped
             reused += 1
-        evaluation = predict(grpo["output_dir"], rows, predictions, constrained)
+        evaluation = predict(grpo["output_dir"], rows, predictions, constrained, sft_predictions)
         seed_rewards.append(total_rewards(predictions))
         seed_evaluations.append(evaluation)
         figures = _gain(sft_evaluation, sft_rewards, evaluation, seed_rewards[-1])
@@ -487,7 +510,14 @@ def run() -> list[dict]:
             sampled_figures = _gain(
                 sft_sampled,
                 sft_sampled_rewards,
-                *sampled_evaluation(grpo["output_dir"], rows, stem, samples, constrained),
+                *sampled_evaluation(
+                    grpo["output_dir"],
+                    rows,
+                    stem,
+                    samples,
+                    constrained,
+                    drafts=out / f"predictions_sft_{tag}",
+                ),  # fmt: skip
             )
             result += _gain_rows(
                 sampled_figures,
@@ -499,6 +529,7 @@ def run() -> list[dict]:
             result += _placebo_rows(
                 (sft, Path(grpo["output_dir"])), out / f"placebo_{run_name}_{tag}", rows,
                 (sft_rewards, seed_rewards[-1]), placebos, note, label, constrained,
+                sft_predictions,
             )  # fmt: skip
         result += _train_rows(grpo, label)
     if len(seeds) > 1:

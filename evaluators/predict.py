@@ -68,6 +68,13 @@ def _done_keys(path: Path) -> set[tuple[str, int, int]]:
         return {row_key(json.loads(line)) for line in handle if line.strip()}
 
 
+def _read_drafts(path: Path) -> dict[tuple[str, int, int], str]:
+    """The predictions of a predictions file, by row."""
+    from mads_bench.loading import read_jsonl
+
+    return {row_key(row): str(row["prediction"]) for _, row in read_jsonl(path, what="a step")}
+
+
 def _prompt_chars(row: dict[str, Any]) -> int:
     return sum(len(str(message.get("content") or "")) for message in row["prompt"])
 
@@ -96,6 +103,7 @@ def predict_steps(
     temperature: float = 0.0,
     seed: int = 0,
     progress: bool = True,
+    drafts: Path | str | None = None,
 ) -> dict[str, int]:
     """Generate one prediction per row and append it to ``out``.
 
@@ -112,6 +120,12 @@ def predict_steps(
             independent samples of the same policy).
         seed: sampling seed passed to the backend (greedy decoding ignores it).
         progress: show a progress bar.
+        drafts: predictions of the same rows by a nearby policy (the SFT adapter a GRPO run
+            started from): each row's is checked in its prefill's forward pass and decoding
+            starts where the model departs from it (`mads_bench.decoding.DecodeEngine`), so
+            a policy that mostly agrees with it predicts in a fraction of the time. The
+            predictions do not depend on it (up to floating-point differences between the
+            shapes of the passes), so the manifest does not record it.
 
     Returns:
         ``{"written": n, "skipped": n}``.
@@ -143,6 +157,7 @@ def predict_steps(
     # Batches of prompts of similar length waste less padding (prefill is most of the cost on
     # CPU); rows are written in that order, each with its key.
     todo = sorted((r for r in rows if row_key(r) not in done), key=_prompt_chars)
+    guesses = _read_drafts(Path(drafts)) if drafts is not None else None
     skipped = len(done)
     bar = tqdm(total=len(todo), desc="predict", unit="step", disable=not progress)
     written = 0
@@ -155,6 +170,7 @@ def predict_steps(
                 max_new_tokens=max_new_tokens,
                 temperature=temperature,
                 seed=_batch_seed(seed, batch) if temperature > 0 else seed,
+                drafts=None if guesses is None else [guesses.get(row_key(r), "") for r in batch],
             )
             for row, prediction in zip(batch, outputs, strict=True):
                 record = {c: row.get(c) for c in GOLD_COLUMNS}

@@ -117,12 +117,15 @@ def evaluate_model(
     seed: int = 0,
     constrain_tool_names: bool = False,
     dtype: str = EVAL_DTYPE,
+    drafts: Path | None = None,
 ) -> Evaluation:
     """Predict every row with `transformers:<model>` (batched) and score.
 
     Greedy by default; with a `temperature` each step is one sample drawn from `seed`; with
     `constrain_tool_names` a tool step can only name a tool its prompt lists. `dtype`: the
-    backend's (`EVAL_DTYPE` by default; `auto` is bf16 where native)."""
+    backend's (`EVAL_DTYPE` by default; `auto` is bf16 where native). `drafts`: a nearby
+    policy's predictions of the same rows (`evaluators.predict.predict_steps`: faster where
+    this model repeats them, the same predictions)."""
     from evaluators.l1.core import score_l1
     from evaluators.l2.core import score_l2
     from evaluators.predict import predict_steps
@@ -137,7 +140,7 @@ def evaluate_model(
     )
     predict_steps(
         rows, backend, predictions, max_new_tokens=max_new_tokens, temperature=temperature,
-        seed=seed,
+        seed=seed, drafts=drafts,
     )  # fmt: skip
     scored = read_rows(predictions)
     l1 = score_l1(l1_steps(scored), similarity=_similarity())
@@ -435,9 +438,10 @@ def run_demo(
     started = time.perf_counter()
     _say("evaluating the trained adapter (SFT + GRPO) on the same steps")
     trained = training["grpo"]["output_dir"]
-    after = evaluate_model(
-        trained, rows, _in_eval_precision(out / "predictions_trained.jsonl"), max_new_tokens
-    )
+    after = evaluate_model(  # GRPO moves the SFT adapter little: its predictions are drafts
+        trained, rows, _in_eval_precision(out / "predictions_trained.jsonl"), max_new_tokens,
+        drafts=out / "predictions_sft.jsonl",
+    )  # fmt: skip
     stage("evaluate trained model", started)
 
     result = {

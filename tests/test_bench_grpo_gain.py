@@ -115,8 +115,8 @@ def test_sampled_evaluation_keeps_every_sample_and_averages_each_steps_reward(
     calls = []
 
     def fake_evaluate(model, rows, predictions, max_new_tokens, *, temperature, seed,
-                      constrain_tool_names, dtype):  # fmt: skip
-        calls.append((predictions.name, temperature, seed))
+                      constrain_tool_names, dtype, drafts):  # fmt: skip
+        calls.append((predictions.name, temperature, seed, drafts and drafts.name))
         assert constrain_tool_names  # the same decoding as the GRPO run's samples
         assert dtype == "float32"  # bf16 rounding would flip steps at random
         reply = tool if seed == 0 else "no action at all"  # sample 0 right, sample 1 malformed
@@ -126,9 +126,14 @@ def test_sampled_evaluation_keeps_every_sample_and_averages_each_steps_reward(
     monkeypatch.setattr("mads_bench.demo.evaluate_model", fake_evaluate)
     pooled, rewards = sampled_evaluation("m", rows, tmp_path / "predictions_sft_x", 2, True)
     assert calls == [
-        (f"predictions_sft_x_T{SAMPLED_TEMPERATURE}_s0.jsonl", SAMPLED_TEMPERATURE, 0),
-        (f"predictions_sft_x_T{SAMPLED_TEMPERATURE}_s1.jsonl", SAMPLED_TEMPERATURE, 1),
+        (f"predictions_sft_x_T{SAMPLED_TEMPERATURE}_s0.jsonl", SAMPLED_TEMPERATURE, 0, None),
+        (f"predictions_sft_x_T{SAMPLED_TEMPERATURE}_s1.jsonl", SAMPLED_TEMPERATURE, 1, None),
     ]
+    # a policy's samples are drafted by the SFT adapter's sample of the same seed
+    calls.clear()
+    sampled_evaluation("m", rows, tmp_path / "p_grpo", 1, True, drafts=tmp_path / "p_sft")
+    assert calls == [(f"p_grpo_T{SAMPLED_TEMPERATURE}_s0.jsonl", SAMPLED_TEMPERATURE, 0,
+                      f"p_sft_T{SAMPLED_TEMPERATURE}_s0.jsonl")]  # fmt: skip
     assert pooled.steps == {("a", 0, 0, 0): 0, ("a", 0, 0, 1): 1}
     assert pooled.conversations == {"a": 0.5}
     right = bench_grpo_gain.total_rewards(tmp_path / calls[0][0])[("a", 0, 0)]
@@ -237,8 +242,9 @@ def test_grpo_is_compared_with_its_placebos_mean_step_by_step(tmp_path, monkeypa
     ]  # fmt: skip
     evaluated = []
 
-    def fake_evaluate(model, rows, predictions, max_new_tokens, *, constrain_tool_names, dtype):
-        evaluated.append((Path(model).name, constrain_tool_names, dtype))
+    def fake_evaluate(model, rows, predictions, max_new_tokens, *, constrain_tool_names, dtype,
+                      drafts):  # fmt: skip
+        evaluated.append((Path(model).name, constrain_tool_names, dtype, drafts))
         right = Path(model).name == "adapter_0"  # placebo 0 right everywhere, placebo 1 never
         reply = tool if right else "no action at all"
         predictions.write_text("".join(json.dumps(r | {"prediction": reply}) + "\n" for r in rows))
@@ -248,8 +254,12 @@ def test_grpo_is_compared_with_its_placebos_mean_step_by_step(tmp_path, monkeypa
     adapters = (_adapter(tmp_path / "sft", tensors), _adapter(tmp_path / "grpo", tensors))
     keys = [("a", 0, 0), ("b", 0, 0)]
     sft, grpo = dict.fromkeys(keys, 0.0), dict.fromkeys(keys, 1.0)
-    result = _placebo_rows(adapters, tmp_path / "placebo", rows, (sft, grpo), 2, "n", "")
-    assert evaluated == [("adapter_0", False, "float32"), ("adapter_1", False, "float32")]
+    drafts = tmp_path / "predictions_sft.jsonl"
+    result = _placebo_rows(
+        adapters, tmp_path / "placebo", rows, (sft, grpo), 2, "n", "", drafts=drafts
+    )
+    assert evaluated == [("adapter_0", False, "float32", drafts),
+                         ("adapter_1", False, "float32", drafts)]  # fmt: skip
     first, second, versus = result
     assert first["measure"] == "held-out mean_total_reward: placebo 0 of GRPO - SFT"
     assert first["value"] > 0 and second["value"] == 0.0

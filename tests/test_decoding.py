@@ -230,3 +230,89 @@ def test_captured_states_are_what_enters_the_layer_in_a_full_forward(lm, fused, 
         DecodeEngine(model, eos_ids=[-1], prefix_cache=2, capture_layer=layer)
     with pytest.raises(ValueError, match="not a layer"):
         DecodeEngine(model, eos_ids=[-1], capture_layer=layer + 1)
+
+
+def _drafts_of(replies: list[list[int]]) -> dict[str, list[list[int]]]:
+    """Drafts that hold wholly, up to a wrong token halfway, from the first token, and none."""
+    return {
+        "right": replies,
+        "wrong halfway": [r[: len(r) // 2] + [(r[len(r) // 2] + 1) % 50] + r for r in replies],
+        "wrong first": [[(r[0] + 1) % 50] + r[1:] for r in replies],
+        "none": [[] for _ in replies],
+    }
+
+
+@pytest.mark.parametrize("kind", ["right", "wrong halfway", "wrong first", "none"])
+def test_a_draft_changes_no_reply_and_saves_the_steps_it_got_right(lm, kind) -> None:
+    model, tokenizer = lm
+    prompts = _prompts(tokenizer)
+    bounds = [9, 3, 7, 5, 12]
+    plain = decode(model, prompts, max_new_tokens=bounds, eos_ids=[-1], max_batch=2)
+    drafts = _drafts_of([r.tokens for r in plain])[kind]
+    engine = DecodeEngine(model, eos_ids=[-1], max_batch=2)
+    tickets = [engine.submit(p, max_new_tokens=b, draft=d)
+               for p, b, d in zip(prompts, bounds, drafts, strict=True)]  # fmt: skip
+    done = {}
+    while not engine.idle:
+        done.update(engine.step())
+    assert [done[t].tokens for t in tickets] == [r.tokens for r in plain]
+    right = sum(
+        min(_common(d, r.tokens), b - 1) for d, r, b in zip(drafts, plain, bounds, strict=True)
+    )
+    assert engine.accepted == right  # every token the draft got right came from the prefill
+    assert engine.tokens == sum(bounds)
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def test_drafted_samples_stop_strings_and_log_probabilities_are_the_undrafted_ones(lm) -> None:
+    model, tokenizer = lm
+    prompts = _prompts(tokenizer)
+    settings = {"max_new_tokens": 8, "eos_ids": [-1], "temperature": 0.9, "generator": 3,
+                "return_logprobs": True}  # fmt: skip
+    plain = decode(model, prompts, **settings)
+    for drafts in _drafts_of([r.tokens for r in plain]).values():
+        drafted = decode(model, prompts, drafts=drafts, **settings)
+        assert [r.tokens for r in drafted] == [r.tokens for r in plain]
+        for one, other in zip(drafted, plain, strict=True):
+            assert torch.allclose(torch.tensor(one.logprobs), torch.tensor(other.logprobs),
+                                  atol=1e-4)  # fmt: skip
+    free = plain[1].tokens
+    stop = tokenizer.decode(free[3:5])  # ends the row in the middle of a right draft
+    settings = {"max_new_tokens": 8, "eos_ids": [-1], "stop_strings": [stop],
+                "tokenizer": tokenizer}  # fmt: skip
+    greedy = decode(model, [prompts[1]], **settings)[0]
+    [stopped] = decode(model, [prompts[1]], drafts=[greedy.tokens + [1, 2, 3]], **settings)
+    assert stopped.tokens == greedy.tokens and stopped.finish_reason == greedy.finish_reason
+
+
+def test_a_drafted_row_stores_its_reply_for_the_next_prompt(lm, monkeypatch) -> None:
+    model, tokenizer = lm
+    first = _prompts(tokenizer)[3]
+    [reply] = _run(DecodeEngine(model, eos_ids=[-1]), [first], 6)
+    cached = DecodeEngine(model, eos_ids=[-1], prefix_cache=2)
+    ticket = cached.submit(first, max_new_tokens=6, draft=reply)
+    cached.step()  # the whole reply came from the draft: it finished at its prefill
+    assert cached.idle and cached.accepted == 5
+    follow_up = first + reply + tokenizer(" And a window seat.", add_special_tokens=False).input_ids
+    widths = []
+    original = model.forward
+
+    def spy(*args, **kwargs):
+        widths.append(kwargs["input_ids"].shape[1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", spy)
+    _run(cached, [follow_up], 2)
+    assert widths[0] == len(follow_up) - (len(first) + len(reply) - 1)
+    assert ticket == 0
+
+
+def test_a_draft_is_refused_where_states_are_captured(lm) -> None:
+    engine = DecodeEngine(lm[0], eos_ids=[0], capture_layer=0)
+    with pytest.raises(ValueError, match="draft"):
+        engine.submit([1, 2], max_new_tokens=2, draft=[3])

@@ -27,12 +27,14 @@ def generate_steps(
     max_new_tokens: int,
     temperature: float = 0.0,
     seed: int = 0,
+    drafts: list[str] | None = None,
 ) -> list[str]:
     """One Pre-Act step per conversation: generation stops at the first ``</action>``.
 
     A step has exactly one action, so whatever a model would write after it is never part of
     the step; the stop string is put back so the step parses. The assistant agent and the
-    L-1/L-2 evaluation (``evaluators.predict``) both produce steps this way.
+    L-1/L-2 evaluation (``evaluators.predict``) both produce steps this way. ``drafts``: the
+    step each conversation is expected to get (see `ChatBackend.generate`).
 
     Example:
         >>> from simulation.backends import get_backend
@@ -46,6 +48,7 @@ def generate_steps(
         temperature=temperature,
         seed=seed,
         stop=["</action>"],
+        drafts=drafts,
     )
     return [
         text.rstrip() + "</action>"

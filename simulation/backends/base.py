@@ -107,6 +107,8 @@ class BaseChatBackend:
     """
 
     spec: str
+    verifies_drafts: bool = False
+    """Whether `_generate` takes `drafts` (else `generate` drops them)."""
 
     def generate(
         self,
@@ -116,6 +118,7 @@ class BaseChatBackend:
         temperature: float = 0.0,
         seed: int | None = None,
         stop: list[str] | None = None,
+        drafts: list[str] | None = None,
     ) -> list[str]:
         """Return one reply per conversation, in input order.
 
@@ -125,6 +128,10 @@ class BaseChatBackend:
             temperature (`float`): 0 means greedy/deterministic; above 0 samples.
             seed (`int`, *optional*): Seed for sampling; same seed and batch, same output.
             stop (`list[str]`, *optional*): Replies are cut before the first stop string.
+            drafts (`list[str]`, *optional*): The reply expected for each conversation (a
+                nearby policy's). A backend that can check a guess in one forward pass
+                (`transformers:`) decodes faster where it holds; the replies do not depend
+                on it. Other backends ignore drafts.
 
         Returns:
             `list[str]`: Only the newly generated text of each reply.
@@ -141,14 +148,20 @@ class BaseChatBackend:
             raise ValueError(f"{self.spec!r}: temperature must be >= 0, got {temperature}.")
         if isinstance(stop, str):
             stop = [stop]
+        if drafts is not None and len(drafts) != len(conversations):
+            raise ValueError(
+                f"{self.spec!r}: {len(drafts)} drafts for {len(conversations)} conversations."
+            )
         if not conversations:
             return []
+        extra = {"drafts": list(drafts)} if drafts is not None and self.verifies_drafts else {}
         replies = self._generate(
             conversations,
             max_new_tokens=max_new_tokens,
             temperature=temperature,
             seed=seed,
             stop=list(stop or []),
+            **extra,
         )
         if len(replies) != len(conversations):
             raise BackendError(

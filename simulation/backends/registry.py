@@ -55,8 +55,10 @@ class ChatBackend(Protocol):
         temperature: float = 0.0,
         seed: int | None = None,
         stop: list[str] | None = None,
+        drafts: list[str] | None = None,
     ) -> list[str]:
-        """Return one reply per conversation, in input order (only the new text)."""
+        """Return one reply per conversation, in input order (only the new text); `drafts`,
+        the replies expected (a nearby policy's), may make it faster, never different."""
         ...
 
     def complete(self, prompts: list[str], **kwargs: Any) -> list[str]:

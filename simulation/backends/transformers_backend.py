@@ -87,6 +87,8 @@ class TransformersBackend(BaseChatBackend):
         ('tiny-lm', 4)
     """
 
+    verifies_drafts = True  # `generate(drafts=...)`: checked in the prefill (`DecodeEngine`)
+
     def __init__(
         self,
         spec: str,
@@ -184,6 +186,7 @@ class TransformersBackend(BaseChatBackend):
         temperature: float,
         seed: int | None,
         stop: list[str],
+        drafts: list[str] | None = None,
     ) -> list[str]:
         from mads_bench.decoding import row_generators
         from mads_bench.tool_constraint import offered_tools
@@ -197,10 +200,16 @@ class TransformersBackend(BaseChatBackend):
         sampled = temperature > 0
         generators = row_generators(seed, len(prompts)) if sampled else [None] * len(prompts)
         names = [offered_tools(c) if self.constrain_tool_names else () for c in conversations]
+        guesses = [
+            self._tokenizer(d, add_special_tokens=False).input_ids if d else []
+            for d in drafts or [""] * len(prompts)
+        ]
         futures = [
             self._worker.submit(prompt, max_new_tokens=max_new_tokens, stop_strings=stop,
-                           temperature=temperature, generator=generator, tool_names=tools)
-            for prompt, generator, tools in zip(prompts, generators, names, strict=True)
+                           temperature=temperature, generator=generator, tool_names=tools,
+                           draft=guess)
+            for prompt, generator, tools, guess in zip(prompts, generators, names, guesses,
+                                                       strict=True)
         ]  # fmt: skip
         return [
             self._tokenizer.decode(f.result().tokens, skip_special_tokens=True) for f in futures

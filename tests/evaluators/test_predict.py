@@ -201,3 +201,45 @@ def test_a_set_precision_is_recorded_and_bf16_where_native_files_keep_their_mani
         predict_steps(rows, exact, tmp_path / "auto.jsonl", progress=False)
     predict_steps(rows, exact, tmp_path / "f32.jsonl", progress=False)
     assert read_manifest(tmp_path / "f32.jsonl")["settings"]["dtype"] == "float32"
+
+
+def test_drafted_predictions_are_the_undrafted_ones_and_reach_the_decoder(
+    dataset_dir, tmp_path, tiny_lm_path, monkeypatch
+):
+    from mads_bench.decoding import DecodeEngine
+    from simulation.backends import get_backend
+
+    rows = load_mads_dataset(str(dataset_dir), "grpo", split="test").select(range(4))
+    settings = {"batch_size": 2, "max_new_tokens": 12, "progress": False}
+    drafted = []
+    submit = DecodeEngine.submit
+
+    def spy(self, prompt, **options):
+        drafted.append(list(options.get("draft", ())))
+        return submit(self, prompt, **options)
+
+    monkeypatch.setattr(DecodeEngine, "submit", spy)
+
+    def run(out, drafts=None):
+        backend = get_backend("transformers:tiny-lm", dtype="float32")
+        predict_steps(rows, backend, tmp_path / out, drafts=drafts, **settings)
+        lines = (tmp_path / out).read_text().splitlines()
+        return [json.loads(line)["prediction"] for line in lines], backend
+
+    plain, backend = run("plain.jsonl")
+    assert drafted == [[]] * len(rows)
+    drafted.clear()
+    again, backend = run("drafted.jsonl", drafts=tmp_path / "plain.jsonl")
+    tokenize = backend._tokenizer
+    assert again == plain  # (the engine's own tests check that right drafts save the steps)
+    assert sorted(drafted) == sorted(tokenize(p, add_special_tokens=False).input_ids for p in plain)
+    wrong = tmp_path / "wrong.jsonl"  # every draft wrong from its first character
+    wrong.write_text("".join(
+        json.dumps({**json.loads(line), "prediction": "~" + json.loads(line)["prediction"]}) + "\n"
+        for line in (tmp_path / "plain.jsonl").read_text().splitlines()
+    ))  # fmt: skip
+    misled, backend = run("misled.jsonl", drafts=wrong)
+    assert misled == plain and backend.decode_engine.accepted == 0
+    with pytest.raises(FileNotFoundError):
+        predict_steps(rows, FakeBackend(replies=lambda c: SAY), tmp_path / "x.jsonl",
+                      drafts=tmp_path / "missing.jsonl", progress=False)  # fmt: skip
