@@ -70,6 +70,13 @@ def register(commands: argparse._SubParsersAction) -> None:
             help="A tool step may only name a tool its prompt lists (transformers: models; "
             "how a policy trained with constrain_tool_names samples).",
         )
+        run.add_argument(
+            "--drafts",
+            type=Path,
+            help="Predictions of the same steps by a nearby policy (the SFT adapter a GRPO "
+            "adapter started from): a transformers: model checks each in its prefill and "
+            "decodes from where it departs. The same predictions, faster where the two agree.",
+        )
         cmd.add_argument("--wandb-project", help="Log the report to this W&B project.")
         cmd.add_argument("--out", type=Path, help="Also write the JSON report here.")
         cmd.add_argument("--json", action="store_true", help="Print JSON instead of markdown.")
@@ -97,7 +104,12 @@ def _predict(args: argparse.Namespace) -> None:
         return
     if not args.dataset:
         raise UsageError("--model needs --dataset")
-    check_outputs({"--dataset": Path(args.dataset)}, {"--predictions": args.predictions})
+    check_outputs(
+        {"--dataset": Path(args.dataset), "--drafts": args.drafts},
+        {"--predictions": args.predictions},
+    )
+    if args.drafts is not None and not args.drafts.is_file():
+        raise UsageError(f"--drafts: {args.drafts}: no such file")
     from evaluators.predict import predict_steps
     from mads_bench.datasets import load_mads_dataset
 
@@ -119,6 +131,7 @@ def _predict(args: argparse.Namespace) -> None:
         max_new_tokens=args.max_new_tokens,
         temperature=args.temperature,
         seed=args.seed,
+        drafts=args.drafts,
     )
     print(
         f"{counts['written']} predictions written, {counts['skipped']} already there",

@@ -243,3 +243,29 @@ def test_drafted_predictions_are_the_undrafted_ones_and_reach_the_decoder(
     with pytest.raises(FileNotFoundError):
         predict_steps(rows, FakeBackend(replies=lambda c: SAY), tmp_path / "x.jsonl",
                       drafts=tmp_path / "missing.jsonl", progress=False)  # fmt: skip
+
+
+def test_eval_cli_passes_drafts_and_refuses_a_missing_or_overwritten_one(
+    dataset_dir, tmp_path, capsys, monkeypatch
+):
+    drafted = []
+
+    def fake_predict(rows, backend, out, **options):
+        drafted.append(options["drafts"])
+        out.write_text("")
+        return {"written": 0, "skipped": 0}
+
+    monkeypatch.setattr("evaluators.predict.predict_steps", fake_predict)
+    monkeypatch.setattr(
+        "simulation.backends.get_backend", lambda spec: FakeBackend(replies=lambda c: SAY)
+    )
+    drafts = tmp_path / "sft.jsonl"
+    args = ["eval", "l2", "--model", "fake:", "--dataset", str(dataset_dir), "--json"]
+    pred = ["--predictions", str(tmp_path / "p.jsonl")]
+    assert main([*args, *pred, "--drafts", str(drafts)]) == 2  # not there
+    assert f"--drafts: {drafts}: no such file" in capsys.readouterr().err
+    drafts.write_text("")
+    assert main([*args, "--predictions", str(drafts), "--drafts", str(drafts)]) == 2
+    assert "--drafts" in capsys.readouterr().err  # the output would overwrite its input
+    main([*args, *pred, "--drafts", str(drafts)])  # (scoring the fake's empty file fails)
+    assert drafted == [drafts]
