@@ -40,6 +40,9 @@ Every policy predicts in float32 (`mads_bench.demo.EVAL_DTYPE`: in bf16 rounding
 a third of the greedy steps of nearby adapters, recipes/README.md E23), and with the tool
 names constrained to the prompt's tools when the GRPO run sampled so (`constrain_tool_names`,
 E22); the predictions files are named by both, so files of other settings are never continued.
+Every GRPO, placebo and sampled prediction is drafted by the SFT adapter's prediction of the
+same step (`evaluators.predict.predict_steps(drafts=...)`): the same predictions, faster where
+the policy still writes what SFT wrote.
 """
 
 from __future__ import annotations

