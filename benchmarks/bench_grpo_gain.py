@@ -460,12 +460,13 @@ def run() -> list[dict]:
     constrained = constrains_tool_names(overrides)
     rows = eval_rows(demo / "dataset", conversations, 0, skip=skip)
     tag = f"{split}_{conversations}_{EVAL_DTYPE}" + ("_names" if constrained else "")
-    sft_predictions = out / f"predictions_sft_{tag}.jsonl"
+    sft_stem = out / f"predictions_sft_{tag}"  # greedy `.jsonl`, samples `_T<t>_s<i>.jsonl`
+    sft_predictions = _greedy(sft_stem)
     sft_evaluation = predict(sft, rows, sft_predictions, constrained)
     sft_rewards = total_rewards(sft_predictions)
     if samples:
         sft_sampled, sft_sampled_rewards = sampled_evaluation(
-            str(sft), rows, out / f"predictions_sft_{tag}", samples, constrained
+            str(sft), rows, sft_stem, samples, constrained
         )
     note = (
         f"SFT vs + {steps} GRPO steps; {len(rows)} held-out steps of "
@@ -519,7 +520,7 @@ def run() -> list[dict]:
                     stem,
                     samples,
                     constrained,
-                    drafts=out / f"predictions_sft_{tag}",
+                    drafts=sft_stem,
                 ),  # fmt: skip
             )
             result += _gain_rows(

@@ -68,8 +68,8 @@ def _done_keys(path: Path) -> set[tuple[str, int, int]]:
         return {row_key(json.loads(line)) for line in handle if line.strip()}
 
 
-def _read_drafts(path: Path) -> dict[tuple[str, int, int], str]:
-    """The predictions of a predictions file, by row."""
+def read_predictions(path: Path) -> dict[tuple[str, int, int], str]:
+    """The predictions of a predictions file, by step (`row_key`)."""
     from mads_bench.loading import read_jsonl
 
     return {row_key(row): str(row["prediction"]) for _, row in read_jsonl(path, what="a step")}
@@ -157,7 +157,7 @@ def predict_steps(
     # Batches of prompts of similar length waste less padding (prefill is most of the cost on
     # CPU); rows are written in that order, each with its key.
     todo = sorted((r for r in rows if row_key(r) not in done), key=_prompt_chars)
-    guesses = _read_drafts(Path(drafts)) if drafts is not None else None
+    guesses = read_predictions(Path(drafts)) if drafts is not None else None
     skipped = len(done)
     bar = tqdm(total=len(todo), desc="predict", unit="step", disable=not progress)
     written = 0

@@ -168,13 +168,9 @@ def _in_eval_precision(predictions: Path) -> Path:
 
 def changed_steps(first: Path, second: Path) -> int:
     """How many steps two predictions files of the same rows predict differently."""
-    from evaluators.predict import row_key
-    from mads_bench.loading import read_jsonl
+    from evaluators.predict import read_predictions
 
-    def read(path: Path) -> dict[tuple, str]:
-        return {row_key(row): row["prediction"] for _, row in read_jsonl(path, what="a step")}
-
-    one, other = read(first), read(second)
+    one, other = read_predictions(first), read_predictions(second)
     return sum(one[key] != other.get(key) for key in one)
 
 
